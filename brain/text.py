@@ -1,0 +1,700 @@
+"""Language layer for Turkish and English text: casing, folding, tokens, stems, periods.
+
+The writer uses it to link names in messages to entities; the read path uses it for
+anchors, ranking, period words and trigram vectors. Pure standard library, no database.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+import unicodedata
+import zlib
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from typing import Generic, TypeVar
+
+__all__ = [
+    "ATTRIBUTE_WORDS", "CODE_RE", "KIND_WORDS", "NameIndex", "Period", "STOPWORDS", "TRIGRAM_DIM",
+    "codes", "expand_terms", "find_mentions", "fold", "kinds_in", "normalize_for_search",
+    "parse_period", "stem_candidates", "stems", "tr_lower", "trigram_similarity", "trigrams", "words",
+]
+
+K = TypeVar("K", bound=Hashable)
+
+# Every apostrophe people type before a Turkish suffix ("Yapı'nın", "Yapı’nın", "Yapı`nın").
+_APOSTROPHES = "'’‘`´ʼ"
+_APOS_RE = re.compile(f"[{_APOSTROPHES}]")
+# Unicode hyphens count as '-', so a pasted "SP‐2026‐0393" stays one code.
+_HYPHENS: dict[str, str | int | None] = {"\u2010": "-", "\u2011": "-"}
+_HYPHEN_TABLE = str.maketrans(_HYPHENS)
+_TURKISH_LETTERS = frozenset("çğıöşüâîû")
+_VOWELS = frozenset("aeıioöuüâîû")
+
+
+# --------------------------------------------------------------------------- casing, folding
+
+_DOTTED_I_RE = re.compile("i\u0307+")
+
+
+def tr_lower(s: str) -> str:
+    """Turkish-aware lower case: 'İ'→'i', 'I'→'ı', then str.lower(); NFC; idempotent."""
+    t = unicodedata.normalize("NFC", s).replace("İ", "i").replace("I", "ı").lower()
+    # Text lowered elsewhere by str.lower() carries 'i' + COMBINING DOT ABOVE for 'İ'.
+    t = _DOTTED_I_RE.sub("i", t)
+    return unicodedata.normalize("NFC", t)
+
+
+_FOLD_TABLE = str.maketrans({"ı": "i", **{a: None for a in _APOSTROPHES}, **_HYPHENS})
+
+
+@lru_cache(maxsize=65536)
+def fold(s: str) -> str:
+    """The name key: tr_lower, Turkish letters to ASCII, punctuation to spaces.
+
+    "Ağaoğlu Yapı A.Ş." → "agaoglu yapi a s"; "Yapı'nın" → "yapinin" (apostrophes
+    vanish, so the suffix sticks to the word as in unpunctuated typing). '-' survives
+    only inside a token that has a digit ("sp-2026-0393"); "e-posta" → "e posta".
+    Other combining marks are stripped too (é→e). Idempotent.
+    """
+    t = unicodedata.normalize("NFD", tr_lower(s).translate(_FOLD_TABLE))
+    t = "".join(c for c in t if not unicodedata.category(c).startswith("M"))
+    t = "".join(c if c.isalnum() or c == "-" else " " for c in t)
+    out: list[str] = []
+    for tok in t.split():
+        if "-" in tok:
+            parts = [p for p in tok.split("-") if p]
+            if len(parts) > 1 and any(c.isdigit() for c in tok):
+                out.append("-".join(parts))
+            else:
+                out.extend(parts)
+        else:
+            out.append(tok)
+    # Only Hangul jamo can recompose here (no marks are left); NFC keeps fold(fold(x)) stable.
+    return unicodedata.normalize("NFC", " ".join(out))
+
+
+def _ascii_fold_word(w: str) -> str:
+    """fold() of one token without splitting it (codes keep '/' and '.')."""
+    t = unicodedata.normalize("NFD", w.translate(_FOLD_TABLE))
+    return unicodedata.normalize("NFC", "".join(c for c in t if not unicodedata.category(c).startswith("M")))
+
+
+# --------------------------------------------------------------------------- tokens, codes
+
+# A number with thousands/decimal separators ("45.000", "1.250.000,00") or a run of
+# letters/digits joined by '-' or '/'; an apostrophe suffix after either is consumed.
+_TOKEN_RE = re.compile(
+    rf"(\d+(?:[.,]\d+)+|[^\W_]+(?:[-/][^\W_]+)*)(?:[{_APOSTROPHES}][^\W\d_]+)?"
+)
+
+CODE_RE = re.compile(r"(?<![\w-])[A-Za-z]{1,12}-\d+(?:-[A-Za-z0-9]+)*(?!\w)")
+"""Record codes such as SP-2026-0393, INV-2026-0118, SO-1001, T-77, in any case.
+
+Letters are spelled [A-Za-z] rather than using re.IGNORECASE, which would also let
+'ı' and 'İ' into a code."""
+
+
+def _has_digit(s: str) -> bool:
+    return any(c.isdigit() for c in s)
+
+
+def words(s: str) -> list[str]:
+    """Tokens of a text, tr_lower'ed but not folded, apostrophe suffixes cut.
+
+    Codes ("SP-2026-0393'ün" → "sp-2026-0393"), plain numbers and amounts ("45.000")
+    stay whole. A token with a digit is an identifier and is lowered without the
+    Turkish I rule, so "INV-1" and "inv-1" agree; letter-only words joined by '-' or
+    '/' are split ("e-posta" → "e", "posta").
+    """
+    text = unicodedata.normalize("NFC", s).translate(_HYPHEN_TABLE)
+    out: list[str] = []
+    for m in _TOKEN_RE.finditer(text):
+        core = m.group(1)
+        if _has_digit(core):
+            out.append(core.lower() if core.isascii() else tr_lower(core))
+        elif "-" in core or "/" in core:
+            out.extend(tr_lower(p) for p in re.split(r"[-/]", core) if p)
+        else:
+            out.append(tr_lower(core))
+    return out
+
+
+def codes(s: str) -> list[str]:
+    """Record codes in a text, upper-cased, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for m in CODE_RE.finditer(unicodedata.normalize("NFC", s).translate(_HYPHEN_TABLE)):
+        seen.setdefault(m.group(0).upper(), None)
+    return list(seen)
+
+
+# --------------------------------------------------------------------------- suffix stripping
+
+_V, _C, _ANY = "v", "c", "any"
+# Suffixes that begin with a buffer letter (y/n/s) follow a vowel, bare vowel-initial
+# ones follow a consonant: checking that keeps "dünya" from yielding "dün".
+_SUFFIX_GROUPS: dict[str, str] = {
+    _V: "nın nin nun nün yı yi yu yü ya ye na ne nı ni nu nü nda nde ndan nden ndaki ndeki "
+        "yla yle sı si su sü mız miz muz müz nız niz nuz nüz ydı ydi ydu ydü yken",
+    _C: "ın in un ün ı i u ü a e ım im um üm ımız imiz umuz ümüz ınız iniz unuz ünüz la le",
+    _ANY: "da de ta te dan den tan ten daki deki taki teki ki kü ku ler lar leri ları "
+          "dır dir dur dür tır tir tur tür dı di du dü tı ti tu tü",
+}
+_SUFFIXES: tuple[tuple[str, str], ...] = tuple(sorted(
+    ((suf, need) for need, group in _SUFFIX_GROUPS.items() for suf in group.split()),
+    key=lambda x: -len(x[0]),
+))
+# Consonant softening before a vowel suffix (talep→talebi, kitap→kitabı, renk→rengi,
+# diyalog→diyaloğu): a stripped base gets its dictionary form back.
+_SOFTENING: dict[str, tuple[str, ...]] = {"b": ("p",), "c": ("ç",), "d": ("t",), "ğ": ("k", "g"), "g": ("k",)}
+_MAX_STRIPS = 4
+
+
+@lru_cache(maxsize=65536)
+def _stem_candidates(word: str) -> tuple[str, ...]:
+    w = tr_lower(word)
+    out: dict[str, None] = {w: None}
+    cut = _APOS_RE.search(w)
+    if cut:
+        w = w[: cut.start()]
+        if not w:
+            return tuple(out)
+        out[w] = None
+    if len(w) < 3 or _has_digit(w) or not w.isalpha():
+        return tuple(out)
+    found: dict[str, None] = {}
+    walked: set[str] = set()
+
+    def walk(x: str, depth: int) -> None:
+        if depth >= _MAX_STRIPS or x in walked:
+            return
+        walked.add(x)
+        for suf, need in _SUFFIXES:
+            if not x.endswith(suf):
+                continue
+            base = x[: -len(suf)]
+            if len(base) < 2 or not any(c in _VOWELS for c in base):
+                continue
+            ends_vowel = base[-1] in _VOWELS
+            if (need == _V and not ends_vowel) or (need == _C and ends_vowel):
+                continue
+            found.setdefault(base, None)
+            for soft in _SOFTENING.get(base[-1], ()):
+                found.setdefault(base[:-1] + soft, None)
+            walk(base, depth + 1)
+
+    walk(w, 0)
+    # English plurals ("orders", "invoices", "companies"), only for ASCII words.
+    if w.isascii():
+        if w.endswith("ies") and len(w) > 4:
+            found.setdefault(w[:-3] + "y", None)
+        elif w.endswith("es") and len(w) > 4:
+            found.setdefault(w[:-1], None)
+            found.setdefault(w[:-2], None)
+        elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+            found.setdefault(w[:-1], None)
+    for base in sorted(found, key=len, reverse=True):  # stable: ties keep discovery order
+        out.setdefault(base, None)
+    return tuple(out)
+
+
+def stem_candidates(word: str) -> list[str]:
+    """The word itself, then every plausible base left by stripping Turkish case,
+    possessive, plural, "-ki" and copula suffixes (chains too), longest first.
+
+    "talebindeki" → [..., "talebi", "taleb", "talep", ...]; bases have at least two
+    letters. English plurals are undone for ASCII words ("invoices" → "invoice").
+    """
+    return list(_stem_candidates(word))
+
+
+@lru_cache(maxsize=65536)
+def _folded_candidates(word: str) -> frozenset[str]:
+    return frozenset(fold(c) for c in _stem_candidates(word))
+
+
+# --------------------------------------------------------------------------- stop words, stems
+
+STOPWORDS: frozenset[str] = frozenset("""
+ve veya ya yada yahut ile ama fakat ancak lakin çünkü için gibi kadar daha en çok az her hiç
+bu şu o bunlar şunlar onlar bunu şunu onu bunun şunun onun buna şuna ona bunda onda burada orada
+ben sen biz siz bana sana bize size beni seni bizi sizi benim senin bizim sizin onların
+da de ki mi mı mu mü misin mısın musun müsün midir mıdır mudur müdür miydi mıydı muydu müydü
+ne neler nedir neydi nelerdir neymiş hangi hangisi hangileri hangisidir kim kimdir kimdi kimin
+kime kimi kimler kimlerdir kaç kaçtır kaçta kaçıncı nasıl neden niçin niye nere nerede nereden
+nereye neresi bir biri birisi birkaç var vardı yok yoktu olan olarak oldu olduğu olur olmuş ise
+eğer sonra diye şey şeyi tüm bütün hep artık hem yani acaba lütfen söyle söyler misin göster
+listele ver verir bul tane hakkında ilgili dair üzere
+a an the of for to in on at by with from about as into onto over under than then
+is are was were be been being am has have had having do does did doing done
+what whats which who whom whose when where why how many much
+this that these those it its and or but if so not no yes
+me my mine our ours we us you your yours i he him his she her hers they them their theirs
+there here can could would should will shall may might must please tell show list give find
+any all some each every one
+""".split())
+"""Turkish and English stop words and question words, in tr_lower form."""
+
+_STOP_FOLDED = frozenset(fold(w) for w in STOPWORDS)
+
+
+def _is_stop(tok: str) -> bool:
+    if tok in STOPWORDS:
+        return True
+    # An English word typed with capital I arrives as 'ı' ("Is" → "ıs").
+    if "ı" in tok and tok.replace("ı", "i") in STOPWORDS:
+        return True
+    # ASCII typing of Turkish ("icin"); only for ASCII tokens, so "iş" is not "is".
+    return tok.isascii() and fold(tok) in _STOP_FOLDED
+
+
+def stems(s: str) -> set[str]:
+    """Matching stems for ranking: folded words cut to five letters (F5 stemming).
+
+    Stop words go; tokens with digits (codes, numbers, amounts) and words shorter than
+    five letters stay whole; one-letter tokens go. Applied alike to questions and facts.
+    """
+    out: set[str] = set()
+    for tok in words(s):
+        if _is_stop(tok):
+            continue
+        if _has_digit(tok):
+            out.add(_ascii_fold_word(tok))
+            continue
+        f = fold(tok).replace(" ", "")
+        if len(f) > 1:
+            out.add(f[:5])
+    return out
+
+
+# --------------------------------------------------------------------------- lexicons
+
+KIND_WORDS: dict[str, str] = {
+    # order
+    "sipariş": "order", "satış siparişi": "order", "order": "order", "purchase order": "order",
+    # invoice
+    "fatura": "invoice", "invoice": "invoice", "bill": "invoice",
+    # payment
+    "ödeme": "payment", "tahsilat": "payment", "havale": "payment", "payment": "payment",
+    # ticket
+    "talep": "ticket", "destek talebi": "ticket", "destek kaydı": "ticket", "ticket": "ticket",
+    "support ticket": "ticket",
+    # complaint
+    "şikayet": "complaint", "şikâyet": "complaint", "complaint": "complaint",
+    # company (a customer is a company: müşteri ↔ customer)
+    "müşteri": "company", "firma": "company", "şirket": "company", "cari": "company",
+    "customer": "company", "client": "company", "company": "company", "organization": "company",
+    # person (employees are persons)
+    "kişi": "person", "iletişim kişisi": "person", "yetkili": "person", "temsilci": "person",
+    "çalışan": "person", "personel": "person", "person": "person", "people": "person",
+    "contact": "person", "contact person": "person", "employee": "person", "staff": "person",
+    # product
+    "ürün": "product", "product": "product",
+    # supplier
+    "tedarikçi": "supplier", "satıcı": "supplier", "supplier": "supplier", "vendor": "supplier",
+    # note: the bare Turkish "not" is left out, it is also English "not"
+    "notu": "note", "notlar": "note", "note": "note", "memo": "note",
+    # message
+    "mesaj": "message", "yazışma": "message", "message": "message",
+}
+"""Word (tr_lower, base form) → canonical entity kind, Turkish and English."""
+
+ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
+    "tax_number": ("vergi numarası", "vergi no", "vergi kimlik numarası", "vkn", "tax number", "tax id",
+                   "vat number"),
+    "iban": ("iban", "hesap numarası", "banka hesabı", "bank account", "account number"),
+    "phone": ("telefon", "tel", "gsm", "cep telefonu", "phone", "phone number", "mobile"),
+    "email": ("e-posta", "eposta", "email", "e-mail", "mail"),
+    "website": ("web sitesi", "website", "site", "web"),
+    "address": ("adres", "address"),
+    "amount": ("tutar", "toplam", "bedel", "amount", "total"),
+    "status": ("durum", "status", "ödendi", "paid", "açık", "open", "kapalı", "closed"),
+    "due_date": ("vade", "vade tarihi", "son ödeme tarihi", "due date", "due"),
+    "salary": ("maaş", "ücret", "salary", "wage"),
+    "credit_limit": ("kredi limiti", "limit", "credit limit"),
+    "price": ("fiyat", "birim fiyat", "price", "unit price"),
+    "quantity": ("adet", "miktar", "quantity", "qty"),
+    "delivery": ("teslimat", "teslim", "kargo", "sevkiyat", "delivery", "shipment", "shipping"),
+    "employer": ("çalıştığı", "çalışıyor", "şirketi", "işveren", "works at", "works for", "employer",
+                 "employed"),
+    "assignee": ("atanan", "sorumlu", "ilgilenen", "assigned", "assignee", "owner"),
+    "date": ("tarih", "date", "ne zaman", "when"),
+}
+"""Concept → its surface words in both languages, used to widen a question."""
+
+
+@dataclass(frozen=True)
+class _Phrase:
+    surface: str
+    alts: tuple[frozenset[str], ...]  # folded forms each question word may take
+
+
+def _phrase(surface: str) -> _Phrase:
+    toks = words(surface)
+    alts: list[frozenset[str]] = []
+    for tok in toks:
+        forms = {fold(tok)}
+        if len(toks) > 1:
+            # "vergi numarası" is written suffixed; "vergi numaraları" must match it too.
+            forms |= {fold(b) for b in _stem_candidates(tok)[1:] if len(b) >= 4}
+        alts.append(frozenset(forms))
+    return _Phrase(surface, tuple(alts))
+
+
+def _match_at(ph: _Phrase, qc: list[frozenset[str]], i: int) -> bool:
+    n = len(ph.alts)
+    return i + n <= len(qc) and all(qc[i + j] & ph.alts[j] for j in range(n))
+
+
+_KIND_PHRASES: tuple[tuple[_Phrase, str], ...] = tuple(sorted(
+    ((_phrase(w), k) for w, k in KIND_WORDS.items()), key=lambda x: -len(x[0].alts)))
+_ATTR_PHRASES: dict[str, tuple[_Phrase, ...]] = {
+    c: tuple(_phrase(w) for w in ws) for c, ws in ATTRIBUTE_WORDS.items()}
+
+
+def kinds_in(question: str) -> list[tuple[str, str]]:
+    """(word as it appeared, tr_lower'ed; canonical kind) for each kind word, in order,
+    one entry per kind; suffixed forms ("siparişinin", "invoices") match too."""
+    toks = words(question)
+    qc = [_folded_candidates(t) for t in toks]
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    i = 0
+    while i < len(toks):
+        step = 1
+        for ph, kind in _KIND_PHRASES:
+            if _match_at(ph, qc, i):
+                step = len(ph.alts)
+                if kind not in seen:
+                    seen.add(kind)
+                    out.append((" ".join(toks[i : i + step]), kind))
+                break
+        i += step
+    return out
+
+
+def expand_terms(question: str) -> list[str]:
+    """Surface words (both languages) of every concept the question touches, minus
+    those already in it: "vergi numarası" brings "tax number", "vkn", ..."""
+    toks = words(question)
+    qc = [_folded_candidates(t) for t in toks]
+    touched: list[tuple[int, str]] = []
+    present: set[str] = set()
+    for concept, phrases in _ATTR_PHRASES.items():
+        first = None
+        for ph in phrases:
+            pos = next((i for i in range(len(toks)) if _match_at(ph, qc, i)), None)
+            if pos is not None:
+                present.add(ph.surface)
+                first = pos if first is None else min(first, pos)
+        if first is not None:
+            touched.append((first, concept))
+    out: list[str] = []
+    for _, concept in sorted(touched):
+        for w in ATTRIBUTE_WORDS[concept]:
+            if w not in present and w not in out:
+                out.append(w)
+    return out
+
+
+# --------------------------------------------------------------------------- periods
+
+@dataclass(frozen=True)
+class Period:
+    """A time span named in a question: [start, end), and the words that named it."""
+
+    start: datetime
+    end: datetime
+    words: str
+
+
+_TR_MONTHS = "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık".split()
+_EN_MONTHS = [calendar.month_name[m].lower() for m in range(1, 13)]
+_MONTHS: tuple[tuple[str, int], ...] = tuple(
+    (fold(name), m + 1) for names in (_TR_MONTHS, _EN_MONTHS) for m, name in enumerate(names))
+# Endings a month name takes in a time phrase ("eylülde", "ekimdeki", "martın", "kasıma").
+# Possessive forms are absent on purpose: "aralığı" is "its range", not December.
+_MONTH_SUFFIXES = frozenset(["", *(fold(s) for s in (
+    "da de ta te daki deki taki teki dan den tan ten ın in un ün nın nin nun nün "
+    "a e ya ye ki dır dir tır tir").split())])
+# English "may" is a month only next to "in"/"since"/... or a year.
+_MAY_CUES = frozenset("in during since until by of early late mid".split())
+
+_UNITS: dict[str, str] = {"gun": "day", "day": "day", "hafta": "week", "week": "week",
+                          "ay": "month", "month": "month", "yil": "year", "sene": "year", "year": "year"}
+_THIS = frozenset({"bu", "this", "current"})
+_LAST = frozenset({"gecen", "gectigimiz", "onceki", "last", "previous", "prior"})
+_ROLLING = frozenset({"son", "past"})
+_NUMBER_WORDS: dict[str, int] = {
+    **{fold(w): n for n, w in enumerate("bir iki üç dört beş altı yedi sekiz dokuz on".split(), 1)},
+    **{w: n for n, w in enumerate("one two three four five six seven eight nine ten".split(), 1)},
+}
+_ISO_DAY = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+_ISO_MONTH = re.compile(r"(\d{4})-(\d{1,2})")
+_DMY = re.compile(r"(\d{1,2})[./](\d{1,2})[./](\d{4})")
+_YEAR = re.compile(r"(19|20)\d\d")
+_YEAR_SUFFIXED = re.compile(rf"\b((?:19|20)\d\d)[{_APOSTROPHES}](?:de|da|te|ta|deki|daki|teki|taki|den|dan|ten|tan)\b")
+
+
+def _add_months(dt: datetime, n: int) -> datetime:
+    y, m = divmod(dt.month - 1 + n, 12)
+    year, month = dt.year + y, m + 1
+    return dt.replace(year=year, month=month, day=min(dt.day, calendar.monthrange(year, month)[1]))
+
+
+def _month_span(year: int, month: int, like: datetime) -> tuple[datetime, datetime]:
+    start = like.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0)
+    return start, _add_months(start, 1)
+
+
+def _unit_span(unit: str, day0: datetime, back: int) -> tuple[datetime, datetime]:
+    """The calendar unit containing day0, moved `back` units into the past."""
+    if unit == "day":
+        start = day0 - timedelta(days=back)
+        return start, start + timedelta(days=1)
+    if unit == "week":  # Monday-based
+        start = day0 - timedelta(days=day0.weekday() + 7 * back)
+        return start, start + timedelta(days=7)
+    if unit == "month":
+        start = _add_months(day0.replace(day=1), -back)
+        return start, _add_months(start, 1)
+    start = day0.replace(month=1, day=1, year=day0.year - back)
+    return start, start.replace(year=start.year + 1)
+
+
+def _rolling(unit: str, n: int, day0: datetime) -> tuple[datetime, datetime]:
+    # Today plus the n units before it, so a fact dated exactly n days ago is in.
+    end = day0 + timedelta(days=1)
+    if unit == "day":
+        return day0 - timedelta(days=n), end
+    if unit == "week":
+        return day0 - timedelta(days=7 * n), end
+    return _add_months(day0, -n if unit == "month" else -12 * n), end
+
+
+def _number(tok: str) -> int | None:
+    if tok.isdigit() and 0 < len(tok) <= 4:
+        return int(tok)
+    return _NUMBER_WORDS.get(fold(tok))
+
+
+def _year_of(tok: str) -> int | None:
+    return int(tok) if _YEAR.fullmatch(tok) else None
+
+
+def parse_period(question: str, now: datetime) -> Period | None:
+    """The period a question names, relative to `now` (naive means UTC); None if none.
+
+    Turkish and English relative words (bugün, geçen ay, son 7 gün, this week, last
+    year, past 30 days), month names with endings ("eylülde", "Ekim'de": the latest
+    such month not after now) and ISO dates. Weeks start on Monday; end is exclusive.
+    When several match, the shortest span wins, then the earliest in the question.
+    """
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    day0 = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    toks = words(question)
+    ftoks = [fold(t) for t in toks]
+    qc = [_folded_candidates(t) for t in toks]
+    n = len(toks)
+    found: list[tuple[int, Period]] = []
+
+    def add(i: int, j: int, span: tuple[datetime, datetime]) -> None:
+        found.append((i, Period(span[0], span[1], " ".join(toks[i:j]))))
+
+    def unit_at(k: int) -> str | None:
+        if k >= n:
+            return None
+        return next((_UNITS[c] for c in qc[k] if c in _UNITS), None)
+
+    # An explicit year anywhere ("2025 yılında", "in 2025", "2025'te") also dates a bare month.
+    year_hint: int | None = None
+    m = _YEAR_SUFFIXED.search(question)
+    if m:
+        year_hint = int(m.group(1))
+        span = _unit_span("year", day0.replace(year=year_hint, month=1, day=1), 0)
+        found.append((n, Period(span[0], span[1], m.group(0))))
+    for i, tok in enumerate(toks):
+        y = _year_of(tok)
+        if y is None:
+            continue
+        year_span = _unit_span("year", day0.replace(year=y, month=1, day=1), 0)
+        if unit_at(i + 1) == "year":  # "2025 yılında"
+            year_hint = y
+            add(i, i + 2, year_span)
+        elif i > 0 and ftoks[i - 1] in {"in", "during"}:  # "in 2025"
+            year_hint = y
+            add(i - 1, i + 1, year_span)
+
+    for i, tok in enumerate(toks):
+        c = qc[i]
+        num = _number(toks[i + 1]) if i + 1 < n else None
+        try:
+            if mt := _ISO_DAY.fullmatch(tok):
+                start = day0.replace(year=int(mt[1]), month=int(mt[2]), day=int(mt[3]))
+                add(i, i + 1, (start, start + timedelta(days=1)))
+                continue
+            if mt := _DMY.fullmatch(tok):
+                start = day0.replace(year=int(mt[3]), month=int(mt[2]), day=int(mt[1]))
+                add(i, i + 1, (start, start + timedelta(days=1)))
+                continue
+            if mt := _ISO_MONTH.fullmatch(tok):
+                add(i, i + 1, _month_span(int(mt[1]), int(mt[2]), day0))
+                continue
+        except ValueError:  # "2026-13-40" is no date
+            continue
+        if c & {"bugun", "today"}:
+            add(i, i + 1, _unit_span("day", day0, 0))
+        elif c & {"dun", "yesterday"}:
+            add(i, i + 1, _unit_span("day", day0, 1))
+        elif c & {"yarin", "tomorrow"}:
+            add(i, i + 1, _unit_span("day", day0, -1))
+        elif c & {"onceki", "evvelsi", "evvelki"} and unit_at(i + 1) == "day":
+            add(i, i + 2, _unit_span("day", day0, 2))  # "önceki gün": the day before yesterday
+        elif c & (_LAST | _ROLLING) and num and (unit := unit_at(i + 2)):
+            add(i, i + 3, _rolling(unit, num, day0))
+        elif c & _ROLLING and (unit := unit_at(i + 1)):
+            add(i, i + 2, _rolling(unit, 1, day0))
+        elif c & _LAST and (unit := unit_at(i + 1)):
+            add(i, i + 2, _unit_span(unit, day0, 1))
+        elif c & _THIS and (unit := unit_at(i + 1)):
+            add(i, i + 2, _unit_span(unit, day0, 0))
+        else:
+            month = _month_in(ftoks, i)
+            if month is None:
+                continue
+            year = next((y for y in (_year_of(toks[k]) for k in (i + 1, i - 1) if 0 <= k < n) if y), None)
+            if year is None:
+                year = year_hint if year_hint is not None else (
+                    now.year if month <= now.month else now.year - 1)
+            j = i + 2 if unit_at(i + 1) == "month" else i + 1
+            add(i, j, _month_span(year, month, day0))
+
+    if not found:
+        return None
+    return min(found, key=lambda f: (f[1].end - f[1].start, f[0]))[1]
+
+
+def _month_in(ftoks: list[str], i: int) -> int | None:
+    tok = ftoks[i]
+    for name, month in _MONTHS:
+        if tok.startswith(name) and tok[len(name):] in _MONTH_SUFFIXES:
+            if name == "may":
+                near = {ftoks[k] for k in (i - 1,) if k >= 0}
+                has_year = any(_YEAR.fullmatch(ftoks[k]) for k in (i - 1, i + 1) if 0 <= k < len(ftoks))
+                if tok != "may" or not (near & _MAY_CUES or has_year):
+                    continue
+            return month
+    return None
+
+
+# --------------------------------------------------------------------------- trigrams, search text
+
+TRIGRAM_DIM: int = 65536
+
+
+def trigrams(s: str) -> dict[int, float]:
+    """Character trigrams of fold(s), each word padded as pg_trgm does ("  w "),
+    hashed with crc32 into [0, TRIGRAM_DIM) and L2-normalised; {} for empty text."""
+    counts: dict[int, float] = {}
+    for w in fold(s).split():
+        padded = f"  {w} "
+        for k in range(len(padded) - 2):
+            h = zlib.crc32(padded[k : k + 3].encode("utf-8")) % TRIGRAM_DIM
+            counts[h] = counts.get(h, 0.0) + 1.0
+    norm = math.sqrt(sum(v * v for v in counts.values()))
+    return {h: v / norm for h, v in counts.items()} if norm else {}
+
+
+def trigram_similarity(a: str, b: str) -> float:
+    """Cosine similarity of the two texts' trigram vectors, in [0, 1]."""
+    ta, tb = trigrams(a), trigrams(b)
+    if len(ta) > len(tb):
+        ta, tb = tb, ta
+    return sum(v * tb.get(h, 0.0) for h, v in ta.items())
+
+
+def normalize_for_search(s: str) -> str:
+    """Text for PostgreSQL full-text search (to_tsvector 'turkish' and 'english').
+
+    PostgreSQL's lower() follows the database collation, not Turkish rules, so the
+    casing is done here. Apostrophes become spaces so "Yapı'nın" gives "yapı" to the
+    stemmer. The ASCII fold of every word with Turkish letters is appended once, so a
+    query typed without them ("agaoglu") still meets the text, and an English word
+    upper-cased with I ("INVOICE" → "ınvoıce") still meets "invoice".
+    """
+    low = " ".join(_APOS_RE.sub(" ", tr_lower(s)).split())
+    extra: dict[str, None] = {}
+    for w in re.findall(r"[^\W_]+", low):
+        if any(ch in _TURKISH_LETTERS for ch in w):
+            extra.setdefault(fold(w), None)
+    return " ".join([low, *extra]) if extra else low
+
+
+# --------------------------------------------------------------------------- mentions
+
+_FOLDED_RE = re.compile(r"[a-z0-9]+(?:[ -][a-z0-9]+)*")
+
+
+class NameIndex(Generic[K]):
+    """Names (fold()ed name or alias → entity key) indexed by their first word.
+
+    Build once and reuse for many texts; find_mentions() builds one per call.
+    """
+
+    def __init__(self, names: Mapping[str, K]) -> None:
+        self._by_first: dict[str, list[tuple[tuple[str, ...], K]]] = {}
+        for name, key in names.items():
+            # Keys are meant to be folded already; fold only what plainly is not.
+            parts = tuple((name if _FOLDED_RE.fullmatch(name) else fold(name)).split())
+            if len(" ".join(parts)) <= 2:
+                continue
+            self._by_first.setdefault(parts[0], []).append((parts, key))
+        for entries in self._by_first.values():
+            entries.sort(key=lambda e: -len(e[0]))
+
+    def _scan(self, seq: list[str], out: dict[K, None]) -> None:
+        i, n = 0, len(seq)
+        while i < n:
+            best_len = 0
+            best_keys: list[K] = []
+            for cand in _folded_candidates(seq[i]):
+                for parts, key in self._by_first.get(cand, ()):
+                    size = len(parts)
+                    if size < best_len or i + size > n:
+                        continue
+                    if size > 1:
+                        # Only the last word of a multi-word name carries the suffix.
+                        if cand != seq[i] or list(parts[1:-1]) != seq[i + 1 : i + size - 1] \
+                                or parts[-1] not in _folded_candidates(seq[i + size - 1]):
+                            continue
+                    if size > best_len:
+                        best_len, best_keys = size, []
+                    best_keys.append(key)
+            for key in best_keys:
+                out.setdefault(key, None)
+            # The longest name wins its words: "Ağaoğlu Yapı" hides a lone "Ağaoğlu" inside it.
+            i += best_len or 1
+
+    def find(self, text: str) -> list[K]:
+        """Entity keys named in the text as whole words, in order of appearance."""
+        out: dict[K, None] = {}
+        # Words with apostrophe suffixes cut ("Google'ın" → google), then the plain
+        # fold in which the suffix is glued on ("yapinin"), for names with apostrophes.
+        self._scan([f for t in words(text) for f in fold(t).split()], out)
+        self._scan(fold(text).split(), out)
+        return list(out)
+
+
+def find_mentions(text: str, names: Mapping[str, K] | NameIndex[K]) -> list[K]:
+    """Entity keys whose name or alias (a fold()ed key of `names`) the text mentions.
+
+    Whole words only; the last word may carry a Turkish suffix ("Ağaoğlu Yapı'nın",
+    "Ağaoğlunun"). Names of one or two characters are ignored. Pass a NameIndex to
+    reuse the index over many texts.
+    """
+    index = names if isinstance(names, NameIndex) else NameIndex(names)
+    return index.find(text)

@@ -1,0 +1,400 @@
+"""The write path: FORMAT.md lines into the store, no language model involved.
+
+Each line is written in its own transaction under an advisory lock keyed by the thing it
+describes, so retried and concurrent deliveries of one record are written exactly once.
+Records keep every version (newest current, older ones marked earlier); messages and
+notes link to the entities they name, Turkish case endings included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector import SparseVector
+
+from brain import text as tx
+from brain.db import Store
+from brain.embed import Embedder
+from brain.errors import BadLine
+from brain.extract import Extractor, NoExtractor, extract_facts
+from brain.format import (
+    Line, MemberLine, MessageLine, NoteLine, RecordLine, Ref, RoleLine, WorkspaceLine,
+)
+
+# Legal-form words dropped to make a short alias ("Ağaoğlu Yapı A.Ş." → "Ağaoğlu Yapı").
+_LEGAL_FORMS = {"a s", "as", "a ş", "ltd", "sti", "ltd sti", "inc", "llc", "gmbh", "san", "tic",
+                "san ve tic", "ve", "limited", "sirketi", "co", "corp"}
+# Kinds whose first name word is a usual short name ("Ağaoğlu" for "Ağaoğlu Yapı").
+_SHORT_NAME_KINDS = {"company", "supplier", "customer", "organization", "organisation"}
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What one line did: written | earlier | unchanged | duplicate | upserted."""
+
+    outcome: str
+    ref: str
+    memory_id: int | None = None
+
+
+def _hash(payload: Any) -> str:
+    raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha1(raw.encode("utf-8")).hexdigest()
+
+
+def derived_aliases(kind: str, name: str) -> list[str]:
+    """Short names people use for an organisation, derived from its full name."""
+    folded = tx.fold(name).split()
+    out: list[str] = []
+    words = name.split()
+    # drop trailing legal-form words
+    keep = len(words)
+    while keep > 1 and tx.fold(words[keep - 1]).replace(" ", "") in {f.replace(" ", "") for f in _LEGAL_FORMS}:
+        keep -= 1
+    if keep < len(words):
+        out.append(" ".join(words[:keep]))
+    if kind in _SHORT_NAME_KINDS and len(folded) >= 2 and len(folded[0]) >= 4:
+        out.append(words[0].rstrip(",."))
+    return out
+
+
+def record_ref(line: RecordLine) -> str:
+    return f"record:{line.app}:{line.kind}:{line.id}"
+
+
+class Writer:
+    """Writes parsed lines. One instance per process; safe to share across threads."""
+
+    def __init__(self, store: Store, embedder: Embedder, *, extractor: Extractor | None = None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.extractor = extractor or NoExtractor()
+        self._lock = threading.Lock()
+        # (workspace, kind, id) → display name, so a record can name its link targets.
+        self._names: dict[tuple[str, str, str], str] = {}
+        # workspace → (highest entity id seen, folded name → entity id or None if ambiguous)
+        self._mentionable: dict[str, tuple[int, dict[str, int | None]]] = {}
+
+    # -- rendering: the text a memory states (also what gets embedded) ---------------
+    def _name_of(self, conn: psycopg.Connection[Any] | None, ws: str, kind: str, ident: str) -> str | None:
+        key = (ws, kind, ident)
+        if key in self._names:
+            return self._names[key]
+        sql = "SELECT name, is_stub FROM entities WHERE workspace_id = %s AND kind = %s AND key = %s"
+        if conn is not None:
+            row = conn.execute(sql, (ws, kind, ident)).fetchone()
+        else:
+            with self.store.bound(ws, readonly=True) as (own, _):
+                row = own.execute(sql, (ws, kind, ident)).fetchone()
+        if row and not row[1]:
+            self._names[key] = row[0]
+            return str(row[0])
+        return None
+
+    def render(self, line: Line, conn: psycopg.Connection[Any] | None = None) -> str | None:
+        """The memory text of a line (None for workspace/role/member lines)."""
+        if isinstance(line, RecordLine):
+            self._names[(line.workspace, line.kind, line.id)] = line.name
+            head = f"{line.kind} {line.id}" + (f" ({line.name})" if line.name != line.id else "")
+            parts = [head + (f": {line.text}" if line.text else "")]
+            if line.fields:
+                parts.append("; ".join(f"{k}: {_field(v)}" for k, v in line.fields.items()))
+            for link in line.links:
+                tid = link.target.id or ""
+                tname = self._name_of(conn, line.workspace, link.target.kind, tid)
+                parts.append(f"{link.rel} → {link.target.kind} {tid}" + (f" ({tname})" if tname and tname != tid else ""))
+            return " | ".join(parts)
+        if isinstance(line, MessageLine):
+            sender = self._sender_name(conn, line.workspace, line.sender)
+            return f"{sender}: {line.text}" if sender else line.text
+        if isinstance(line, NoteLine):
+            return line.text
+        return None
+
+    def _sender_name(self, conn: psycopg.Connection[Any] | None, ws: str, ref: Ref | None) -> str | None:
+        if ref is None:
+            return None
+        if ref.name and not ref.id:
+            return ref.name
+        return self._name_of(conn, ws, ref.kind, ref.id or "") or ref.name or ref.id
+
+    # -- public ----------------------------------------------------------------------
+    def write(self, line: Line, *, text: str | None = None, embedding: np.ndarray | None = None) -> WriteResult:
+        """Write one parsed line in its own transaction. Raises BadLine on store-level errors."""
+        if isinstance(line, WorkspaceLine):
+            with self.store.bound(line.id) as (conn, _):
+                conn.execute(
+                    "INSERT INTO workspaces (workspace_id, org, name) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (workspace_id) DO UPDATE SET org = EXCLUDED.org, name = EXCLUDED.name",
+                    (line.id, line.org, line.name))
+            return WriteResult("upserted", f"workspace:{line.id}")
+        with self.store.bound(line.workspace) as (conn, _):
+            if conn.execute("SELECT 1 FROM workspaces WHERE workspace_id = %s", (line.workspace,)).fetchone() is None:
+                raise BadLine(f"unknown workspace {line.workspace!r}: add a workspace line for it first")
+            if isinstance(line, RoleLine):
+                conn.execute(
+                    "INSERT INTO roles (workspace_id, role_id, modules) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (workspace_id, role_id) DO UPDATE SET modules = EXCLUDED.modules",
+                    (line.workspace, line.id, list(line.modules)))
+                return WriteResult("upserted", f"role:{line.id}")
+            if isinstance(line, MemberLine):
+                conn.execute(
+                    "INSERT INTO members (workspace_id, member_id, name, roles) VALUES (%s, %s, %s, %s)"
+                    " ON CONFLICT (workspace_id, member_id) DO UPDATE SET name = EXCLUDED.name, roles = EXCLUDED.roles",
+                    (line.workspace, line.id, line.name, list(line.roles)))
+                return WriteResult("upserted", f"member:{line.id}")
+            owner = getattr(line, "owner", None)
+            if owner and conn.execute("SELECT 1 FROM members WHERE workspace_id = %s AND member_id = %s",
+                                      (line.workspace, owner)).fetchone() is None:
+                raise BadLine(f"unknown member {owner!r} as owner in workspace {line.workspace!r}: "
+                              "add a member line for it first")
+            text = text if text is not None else self.render(line, conn)
+            assert text is not None
+            if embedding is None:
+                embedding = self.embedder.embed_passages([text])[0]
+            if isinstance(line, RecordLine):
+                return self._record(conn, line, text, embedding)
+            return self._conversation(conn, line, text, embedding)
+
+    # -- records ---------------------------------------------------------------------
+    def _record(self, conn: psycopg.Connection[Any], r: RecordLine, text: str, emb: np.ndarray) -> WriteResult:
+        ref = record_ref(r)
+        ws = r.workspace
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{ws}|{ref}",))
+        if r.sync_id and conn.execute(
+                "SELECT 1 FROM sync_ledger WHERE workspace_id = %s AND sync_id = %s", (ws, r.sync_id)).fetchone():
+            return WriteResult("duplicate", ref)
+        chash = _hash({"module": r.module, "kind": r.kind, "id": r.id, "name": r.name, "fields": r.fields,
+                       "links": [(link.rel, link.target.kind, link.target.id) for link in r.links],
+                       "text": r.text, "privacy": r.privacy, "owner": r.owner, "aliases": r.aliases})
+        versions = conn.execute(
+            "SELECT memory_id, occurred_at, content_hash, is_current FROM record_versions"
+            " WHERE workspace_id = %s AND app = %s AND kind = %s AND record_id = %s",
+            (ws, r.app, r.kind, r.id)).fetchall()
+        same = next((v for v in versions if v[2] == chash), None)
+        if same is not None:
+            # The same content again: nothing new is written, but the fact is confirmed.
+            conn.execute("UPDATE memories SET confirmed_at = greatest(confirmed_at, %s)"
+                         " WHERE workspace_id = %s AND memory_id = %s", (r.date, ws, same[0]))
+            self._ledger(conn, ws, r.sync_id, ref, same[0], "unchanged")
+            return WriteResult("unchanged", ref, same[0])
+        current = next((v for v in versions if v[3]), None)
+        becomes_current = current is None or r.date >= current[1]
+
+        subject = self._entity(conn, ws, r.kind, r.id, r.name, stub=False,
+                               aliases=list(r.aliases), update=becomes_current)
+        targets = [(link, self._entity(conn, ws, link.target.kind, link.target.id or "", link.target.id or "",
+                                       stub=True)) for link in r.links]
+        if becomes_current and current is not None:
+            conn.execute("UPDATE record_versions SET is_current = false WHERE workspace_id = %s AND memory_id = %s",
+                         (ws, current[0]))
+        memory_id = self._memory(conn, ws, origin="record", kind=r.kind, ref=ref, module=r.module,
+                                 privacy=r.privacy, owner=r.owner, source=r.source, tool=False, text=text,
+                                 attrs={"app": r.app, "id": r.id, "name": r.name, "fields": r.fields,
+                                        "links": [{"rel": lk.rel, "kind": lk.target.kind, "id": lk.target.id}
+                                                  for lk in r.links], **r.extra},
+                                 chash=chash, when=r.date, expires=None, emb=emb,
+                                 search_extra=_kind_labels(r.kind))
+        self._link(conn, ws, memory_id, subject, "subject")
+        for link, target in targets:
+            self._link(conn, ws, memory_id, target, "link")
+            conn.execute(
+                "INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)", (ws, link.rel, subject, target, r.module, memory_id, r.date))
+        conn.execute(
+            "INSERT INTO record_versions (workspace_id, app, kind, record_id, memory_id, occurred_at,"
+            " content_hash, is_current) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (ws, r.app, r.kind, r.id, memory_id, r.date, chash, becomes_current))
+        # Every version but the current one is an earlier value, valid until the next
+        # newer version began; its relations end at the same moment.
+        conn.execute(
+            """WITH v AS (
+                   SELECT memory_id, is_current,
+                          lead(occurred_at) OVER (ORDER BY occurred_at, recorded_at, memory_id) AS next_at
+                     FROM record_versions
+                    WHERE workspace_id = %(ws)s AND app = %(app)s AND kind = %(kind)s AND record_id = %(id)s),
+               m AS (UPDATE memories mm SET valid_to = CASE WHEN v.is_current THEN NULL ELSE v.next_at END
+                       FROM v WHERE mm.workspace_id = %(ws)s AND mm.memory_id = v.memory_id)
+               UPDATE edges e SET valid_to = CASE WHEN v.is_current THEN NULL ELSE v.next_at END
+                 FROM v WHERE e.workspace_id = %(ws)s AND e.memory_id = v.memory_id""",
+            {"ws": ws, "app": r.app, "kind": r.kind, "id": r.id})
+        if becomes_current:
+            conn.execute("UPDATE entities SET embedding = %s WHERE workspace_id = %s AND entity_id = %s",
+                         (emb, ws, subject))
+        outcome = "written" if becomes_current else "earlier"
+        self._ledger(conn, ws, r.sync_id, ref, memory_id, outcome)
+        return WriteResult(outcome, ref, memory_id)
+
+    # -- messages and notes ----------------------------------------------------------
+    def _conversation(self, conn: psycopg.Connection[Any], line: MessageLine | NoteLine, text: str,
+                      emb: np.ndarray) -> WriteResult:
+        ws = line.workspace
+        is_msg = isinstance(line, MessageLine)
+        scope = f"message:{line.channel}" if isinstance(line, MessageLine) else "note"
+        chash = _hash({"text": line.text, "date": line.date.isoformat(), "module": line.module,
+                       "privacy": line.privacy, "owner": line.owner,
+                       "about": [(a.kind, a.id) for a in line.about],
+                       "from": (line.sender.kind, line.sender.id, line.sender.name)
+                       if isinstance(line, MessageLine) and line.sender else None})
+        ref = f"{scope}:{line.id}" if line.id else f"{scope}:{chash[:16]}"
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{ws}|{ref}",))
+        prior = conn.execute(
+            "SELECT memory_id, content_hash FROM memories WHERE workspace_id = %s AND ref_key = %s"
+            " AND superseded_by IS NULL AND NOT (attrs ? 'extracted_from') ORDER BY memory_id DESC LIMIT 1",
+            (ws, ref)).fetchone()
+        if prior is not None and prior[1] == chash:
+            return WriteResult("duplicate", ref, prior[0])
+
+        linked: dict[int, str] = {}
+        if isinstance(line, MessageLine) and line.sender is not None:
+            linked[self._sender_entity(conn, ws, line.sender)] = "from"
+        for about in line.about:
+            eid = self._entity(conn, ws, about.kind, about.id or "", about.id or "", stub=True)
+            linked.setdefault(eid, "about")
+        for eid in self._mentions(conn, ws, line.text):
+            linked.setdefault(eid, "mention")
+
+        attrs: dict[str, Any] = {"id": line.id, **line.extra}
+        if isinstance(line, MessageLine):
+            attrs.update({"channel": line.channel, "thread": line.thread,
+                          "from": self._sender_name(conn, ws, line.sender)})
+        expires = line.expires if isinstance(line, NoteLine) else None
+        common = dict(origin="message" if is_msg else "note",
+                      kind=line.channel if isinstance(line, MessageLine) else "note",
+                      module=line.module, privacy=line.privacy, owner=line.owner, source=line.source,
+                      tool=line.tool_output, when=line.date, expires=expires)
+        memory_id = self._memory(conn, ws, ref=ref, text=text, attrs=attrs, chash=chash, emb=emb,
+                                 search_extra="", **common)  # type: ignore[arg-type]
+        if prior is not None:  # an edited message or note: the new text replaces the old
+            self._supersede(conn, ws, prior[0], memory_id)
+        for eid, role in linked.items():
+            self._link(conn, ws, memory_id, eid, role)
+        if line.supersedes:
+            old = conn.execute(
+                "SELECT memory_id FROM memories WHERE workspace_id = %s AND ref_key = ANY(%s)"
+                " AND memory_id <> %s", (ws, [f"{scope}:{line.supersedes}", line.supersedes], memory_id)).fetchall()
+            for (old_id,) in old:
+                self._supersede(conn, ws, old_id, memory_id)
+        # Optional LLM fact extraction (off unless configured; never on tool output).
+        facts = extract_facts(self.extractor, line.text, is_tool_output=line.tool_output)
+        if len(facts) > 1 or (facts and facts[0] != line.text):
+            vectors = self.embedder.embed_passages(facts)
+            for i, (fact, vec) in enumerate(zip(facts, vectors)):
+                fid = self._memory(conn, ws, ref=ref, text=fact, attrs={**attrs, "extracted_from": memory_id},
+                                   chash=_hash([chash, i]), emb=vec, search_extra="", **common)  # type: ignore[arg-type]
+                for eid, role in linked.items():
+                    self._link(conn, ws, fid, eid, role)
+        return WriteResult("written", ref, memory_id)
+
+    def _supersede(self, conn: psycopg.Connection[Any], ws: str, old_id: int, new_id: int) -> None:
+        conn.execute("UPDATE memories SET superseded_by = %s WHERE workspace_id = %s AND memory_id = %s"
+                     " AND superseded_by IS NULL", (new_id, ws, old_id))
+
+    def _sender_entity(self, conn: psycopg.Connection[Any], ws: str, ref: Ref) -> int:
+        if ref.id:
+            return self._entity(conn, ws, ref.kind, ref.id, ref.name or ref.id, stub=ref.name is None)
+        assert ref.name
+        key = tx.fold(ref.name)
+        row = conn.execute("SELECT entity_id FROM entities WHERE workspace_id = %s AND kind = %s"
+                           " AND name_key = %s ORDER BY is_stub, entity_id LIMIT 1", (ws, ref.kind, key)).fetchone()
+        if row:
+            return int(row[0])
+        return self._entity(conn, ws, ref.kind, "name:" + key, ref.name, stub=False)
+
+    def _mentions(self, conn: psycopg.Connection[Any], ws: str, text: str) -> list[int]:
+        with self._lock:
+            top, names = self._mentionable.get(ws, (0, {}))
+            rows = conn.execute("SELECT n.entity_id, n.name_key FROM entity_names n"
+                                " WHERE n.workspace_id = %s AND n.entity_id > %s", (ws, top)).fetchall()
+            if rows:
+                names = dict(names)
+                for eid, key in rows:
+                    if len(key) < 3:
+                        continue
+                    # A name two entities share names neither: better no link than a wrong one.
+                    names[key] = eid if names.get(key, eid) == eid else None
+                    top = max(top, int(eid))
+                self._mentionable[ws] = (top, names)
+        usable = {k: v for k, v in names.items() if v is not None}
+        return [int(e) for e in tx.find_mentions(text, usable)]  # type: ignore[arg-type]
+
+    # -- shared statements -----------------------------------------------------------
+    def _entity(self, conn: psycopg.Connection[Any], ws: str, kind: str, key: str, name: str, *,
+                stub: bool, aliases: list[str] | None = None, update: bool = True) -> int:
+        """Upsert an entity; a stub never overwrites a filled-in entity."""
+        row = conn.execute("SELECT entity_id, is_stub FROM entities WHERE workspace_id = %s AND kind = %s AND key = %s",
+                           (ws, kind, key)).fetchone()
+        if row is not None and (stub or not update):
+            return int(row[0])
+        all_names = [name, *(aliases or []), *derived_aliases(kind, name)]
+        if row is None:
+            got = conn.execute(
+                "INSERT INTO entities (workspace_id, kind, key, name, aliases, name_key, is_stub)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (workspace_id, kind, key) DO NOTHING RETURNING entity_id",
+                (ws, kind, key, name, all_names[1:], tx.fold(name), stub)).fetchone()
+            if got is None:  # created meanwhile by a concurrent writer
+                return self._entity(conn, ws, kind, key, name, stub=stub, aliases=aliases, update=update)
+            eid = int(got[0])
+        else:
+            eid = int(row[0])
+            conn.execute("UPDATE entities SET name = %s, aliases = %s, name_key = %s, is_stub = false,"
+                         " updated_at = now() WHERE workspace_id = %s AND entity_id = %s",
+                         (name, all_names[1:], tx.fold(name), ws, eid))
+            conn.execute("DELETE FROM entity_names WHERE workspace_id = %s AND entity_id = %s", (ws, eid))
+        seen: set[str] = set()
+        for n in [*all_names, key] if not stub else [key]:
+            nk = tx.fold(n)
+            if not nk or nk in seen:
+                continue
+            seen.add(nk)
+            conn.execute(
+                "INSERT INTO entity_names (workspace_id, entity_id, name, name_key, trigrams)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (ws, eid, n, nk, SparseVector(tx.trigrams(n), tx.TRIGRAM_DIM)))
+        return eid
+
+    def _memory(self, conn: psycopg.Connection[Any], ws: str, *, origin: str, kind: str, ref: str, module: str,
+                privacy: str, owner: str | None, source: str, tool: bool, text: str, attrs: dict[str, Any],
+                chash: str, when: datetime, expires: datetime | None, emb: np.ndarray,
+                search_extra: str) -> int:
+        row = conn.execute(
+            "INSERT INTO memories (workspace_id, origin, kind, ref_key, module, privacy, owner_id, source,"
+            " is_tool_output, text, search_text, attrs, content_hash, occurred_at, confirmed_at, expires_at,"
+            " embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " RETURNING memory_id",
+            (ws, origin, kind, ref, module, privacy, owner, source, tool, text,
+             tx.normalize_for_search(f"{text} {search_extra}".strip()),
+             json.dumps(attrs, ensure_ascii=False, default=str), chash, when, when, expires,
+             np.asarray(emb, dtype=np.float32))).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def _link(self, conn: psycopg.Connection[Any], ws: str, memory_id: int, entity_id: int, role: str) -> None:
+        conn.execute("INSERT INTO memory_entities (workspace_id, memory_id, entity_id, role)"
+                     " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING", (ws, memory_id, entity_id, role))
+
+    def _ledger(self, conn: psycopg.Connection[Any], ws: str, sync_id: str | None, ref: str,
+                memory_id: int | None, outcome: str) -> None:
+        if sync_id:
+            conn.execute("INSERT INTO sync_ledger (workspace_id, sync_id, ref_key, memory_id, outcome)"
+                         " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", (ws, sync_id, ref, memory_id, outcome))
+
+
+def _field(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _kind_labels(kind: str) -> str:
+    """The kind's words in both languages, so 'fatura' finds invoice records by text."""
+    words = [w for w, k in tx.KIND_WORDS.items() if k == kind]
+    return " ".join(sorted(set(words)))

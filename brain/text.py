@@ -412,7 +412,9 @@ class Period:
 
 
 _TR_MONTHS = "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık".split()
-_EN_MONTHS = [calendar.month_name[m].lower() for m in range(1, 13)]
+# Spelled out: calendar.month_name follows the process locale.
+_EN_MONTHS = ("january february march april may june july august september october november "
+              "december").split()
 _MONTHS: tuple[tuple[str, int], ...] = tuple(
     (fold(name), m + 1) for names in (_TR_MONTHS, _EN_MONTHS) for m, name in enumerate(names))
 # Endings a month name takes in a time phrase ("eylülde", "ekimdeki", "martın", "kasıma").
@@ -566,12 +568,17 @@ def parse_period(question: str, now: datetime) -> Period | None:
             month = _month_in(ftoks, i)
             if month is None:
                 continue
-            year = next((y for y in (_year_of(toks[k]) for k in (i + 1, i - 1) if 0 <= k < n) if y), None)
-            if year is None:
-                year = year_hint if year_hint is not None else (
-                    now.year if month <= now.month else now.year - 1)
-            j = i + 2 if unit_at(i + 1) == "month" else i + 1
-            add(i, j, _month_span(year, month, day0))
+            first, j = i, (i + 2 if unit_at(i + 1) == "month" else i + 1)  # "eylül ayında"
+            year = _year_of(toks[j]) if j < n else None  # "eylül 2025", "September 2025"
+            if year is not None:
+                j += 1
+            elif i > 0 and (year := _year_of(toks[i - 1])) is not None:  # "2025 eylül"
+                first = i - 1
+            elif year_hint is not None:
+                year = year_hint
+            else:  # the latest such month not after now
+                year = now.year if month <= now.month else now.year - 1
+            add(first, j, _month_span(year, month, day0))
 
     if not found:
         return None

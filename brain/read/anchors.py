@@ -1,0 +1,174 @@
+"""Step 1, anchors: the entities a question names.
+
+Matched in order of certainty: record codes as they are; names and aliases exactly; the
+same with Turkish case endings removed; a question word contained in a longer name; then
+trigram similarity on the fuzzy-name index; by meaning (the entities behind the nearest
+memories) comes last, from step 2. Only entities the asker may see can match.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import psycopg
+from pgvector import SparseVector
+
+from brain import text as tx
+from brain.read.config import RecallConfig
+from brain.read.question import Question
+from brain.read.trace import Anchor, AnchorStep, Hit, Node
+
+_ENTITY_COLS = "e.entity_id, e.kind, e.key, e.name"
+
+CODES_SQL = f"""
+SELECT {_ENTITY_COLS}, upper(e.key) AS code
+  FROM visible_entities e
+ WHERE e.workspace_id = %(ws)s AND upper(e.key) = ANY(%(codes)s)"""
+
+NAMES_SQL = f"""
+SELECT DISTINCT ON (e.entity_id, n.name_key) {_ENTITY_COLS}, n.name_key
+  FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
+ WHERE n.workspace_id = %(ws)s AND n.name_key = ANY(%(keys)s)"""
+
+CONTAINS_SQL = f"""
+SELECT DISTINCT ON (e.entity_id) {_ENTITY_COLS}, n.name_key
+  FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
+ WHERE n.workspace_id = %(ws)s AND n.name_words @@ to_tsquery('simple', %(tsq)s)
+ LIMIT 60"""
+
+TRIGRAM_SQL = f"""
+SELECT q.i, {_ENTITY_COLS}, t.name_key, 1 - t.dist AS sim
+  FROM unnest(%(vecs)s::sparsevec[]) WITH ORDINALITY AS q(v, i)
+  CROSS JOIN LATERAL (
+      SELECT n.entity_id, n.name_key, n.trigrams <=> q.v AS dist
+        FROM entity_names n
+       WHERE n.workspace_id = %(ws)s
+       ORDER BY n.trigrams <=> q.v
+       LIMIT 4) t
+  JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = t.entity_id"""
+
+MEANING_SQL = f"""
+SELECT me.memory_id, {_ENTITY_COLS}
+  FROM memory_entities me JOIN visible_entities e USING (workspace_id, entity_id)
+ WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND me.role IN ('subject', 'about', 'from')"""
+
+_NOISE = tx.STOPWORDS | set(tx.KIND_WORDS)
+
+
+def _node(row: Any) -> Node:
+    return Node(int(row[0]), str(row[1]), str(row[2]), str(row[3]))
+
+
+def _spans(words: tuple[str, ...], longest: int = 5) -> list[tuple[int, int]]:
+    out = []
+    for i in range(len(words)):
+        for j in range(min(len(words), i + longest), i, -1):
+            if words[i] in _NOISE or words[j - 1] in _NOISE:
+                continue
+            out.append((i, j))
+    return out
+
+
+def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, cfg: RecallConfig,
+                 hits: tuple[Hit, ...] = ()) -> AnchorStep:
+    """The entities the question names, each with how it matched and how sure it is."""
+    t0 = time.perf_counter()
+    found: dict[int, Anchor] = {}
+    covered: set[int] = set()   # word positions already explained by an anchor
+    near: list[Anchor] = []
+
+    def keep(a: Anchor, positions: range | None = None) -> None:
+        old = found.get(a.node.entity_id)
+        if old is None or a.score > old.score:
+            found[a.node.entity_id] = a
+        if positions is not None:
+            covered.update(positions)
+
+    words = q.words
+    # 1. record codes, exactly as written
+    if q.info.codes:
+        for row in conn.execute(CODES_SQL, {"ws": workspace, "codes": list(q.info.codes)}):
+            keep(Anchor(_node(row), "code", row[4], 1.0))
+        code_set = {c.lower() for c in q.info.codes}
+        covered.update(i for i, w in enumerate(words) if w in code_set)
+
+    # 2. names and aliases: exact spans, then with the last word's case ending removed
+    spans = [s for s in _spans(words) if not covered.intersection(range(*s))]
+    keys: dict[str, tuple[tuple[int, int], str]] = {}
+    for i, j in spans:
+        exact = tx.fold(" ".join(words[i:j]))
+        keys.setdefault(exact, ((i, j), "exact"))
+        head = " ".join(words[i:j - 1])
+        for cand in tx.stem_candidates(words[j - 1])[1:]:
+            if len(cand) >= 3:
+                keys.setdefault(tx.fold(f"{head} {cand}".strip()), ((i, j), "suffix"))
+    if keys:
+        rows = conn.execute(NAMES_SQL, {"ws": workspace, "keys": list(keys)}).fetchall()
+        # longest spans first, exact before suffix-stripped, so "Ağaoğlu Yapı" beats "Yapı"
+        rows.sort(key=lambda r: (-(keys[r[4]][0][1] - keys[r[4]][0][0]), keys[r[4]][1] != "exact"))
+        for row in rows:
+            (i, j), how = keys[row[4]]
+            if covered.intersection(range(i, j)) and row[0] not in found:
+                continue
+            keep(Anchor(_node(row), how, " ".join(words[i:j]), 1.0 if how == "exact" else 0.9), range(i, j))
+
+    # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
+    loose = [(i, w) for i, w in enumerate(words)
+             if i not in covered and w not in _NOISE and len(w) >= 4 and not any(ch.isdigit() for ch in w)]
+    if loose:
+        forms: dict[str, int] = {}
+        for i, w in loose:
+            for cand in tx.stem_candidates(w):
+                f = tx.fold(cand)
+                if len(f) >= 4 and " " not in f:
+                    forms.setdefault(f, i)
+        tsq = " | ".join(f"'{f}'" for f in forms)
+        rows = conn.execute(CONTAINS_SQL, {"ws": workspace, "tsq": tsq}).fetchall() if forms else []
+        by_word: dict[int, list[Any]] = {}
+        for row in rows:
+            name_words = row[4].split()
+            hit = [i for f, i in forms.items() if f in name_words]
+            for i in set(hit):
+                by_word.setdefault(i, []).append(row)
+        for i, group in by_word.items():
+            if len(group) > 5:   # a common word names many things: it anchors none
+                near.extend(Anchor(_node(r), "contains", words[i], 0.3) for r in group[:5])
+                continue
+            for row in group:
+                share = 1.0 / max(1, len(row[4].split()))
+                keep(Anchor(_node(row), "contains", words[i], round(0.6 + 0.3 * share, 3)), range(i, i + 1))
+
+    # 4. trigram similarity for what is still unexplained (typos, ASCII-typed names)
+    phrases: list[tuple[str, range]] = []
+    for i, j in _spans(words, longest=3):
+        if covered.intersection(range(i, j)):
+            continue
+        phrase = " ".join(words[i:j])
+        if len(phrase) >= 5 and not any(ch.isdigit() for ch in phrase):
+            phrases.append((phrase, range(i, j)))
+    phrases = phrases[:12]
+    if phrases:
+        vecs = [SparseVector(tx.trigrams(p), tx.TRIGRAM_DIM) for p, _ in phrases]
+        for row in conn.execute(TRIGRAM_SQL, {"ws": workspace, "vecs": vecs}):
+            phrase, positions = phrases[int(row[0]) - 1]
+            sim = float(row[6])
+            anchor = Anchor(_node(row[1:5]), "trigram", phrase, round(sim * 0.85, 3))
+            if sim >= cfg.trigram_min:
+                keep(anchor, positions)
+            elif sim >= cfg.trigram_min * 0.7:
+                near.append(anchor)
+
+    # 5. by meaning: the entities behind the nearest memories, when nothing was named
+    if not found and hits:
+        top = [h.memory_id for h in hits[: cfg.meaning_anchors]]
+        order = {m: r for r, m in enumerate(top)}
+        rows = conn.execute(MEANING_SQL, {"ws": workspace, "ids": top}).fetchall()
+        rows.sort(key=lambda r: order[r[0]])
+        for row in rows[: cfg.meaning_anchors]:
+            keep(Anchor(_node(row[1:]), "meaning", "", round(0.4 - 0.05 * order[row[0]], 3)))
+
+    anchors = sorted(found.values(), key=lambda a: -a.score)[: cfg.max_anchors]
+    near_ids = {a.node.entity_id for a in anchors}
+    misses = tuple(a for a in near if a.node.entity_id not in near_ids)[:20]
+    return AnchorStep(tuple(anchors), q.info.kinds, misses, (time.perf_counter() - t0) * 1000)

@@ -1,0 +1,105 @@
+"""Step 6, compact: a short, sourced, dated context under a token budget.
+
+One line per fact, each with its source, its date, when it was last confirmed and its
+age; earlier values are marked as earlier. Anchors and answer paths come first, a path
+only with the facts that state its hops. Token counts are exact (cl100k_base).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from brain.read.trace import AnchorStep, CompactStep, ContextLine, Fact, Node, PathStep, RankStep
+from brain.tokens import count_tokens, truncate_to_tokens
+
+MAX_LINE_SHARE = 0.35   # no single fact may take more than this share of the budget
+
+
+def _day(dt: datetime) -> str:
+    return dt.date().isoformat()
+
+
+def _age(now: datetime, then: datetime) -> str:
+    days = int((now - then).total_seconds() // 86400)
+    if days <= 0:
+        return "today"
+    if days < 60:
+        return f"{days} days old"
+    if days < 730:
+        return f"{days // 30} months old"
+    return f"{days // 365} years old"
+
+
+def fact_line(n: int, f: Fact, now: datetime) -> str:
+    mark = ""
+    if f.earlier:
+        mark = "(earlier value" + (f", replaced by [{f.newer_id}]" if f.newer_id else "") + ") "
+    stamp = f"{f.source}; {_day(f.occurred_at)}"
+    if _day(f.confirmed_at) != _day(f.occurred_at):
+        stamp += f", confirmed {_day(f.confirmed_at)}"
+    stamp += f"; {_age(now, f.confirmed_at)}"
+    if f.expires_at is not None:
+        stamp += f"; expires {_day(f.expires_at)}"
+    return f"[{f.memory_id}] {mark}{f.text} ({stamp})"
+
+
+def _node_label(node: Node | None, eid: int) -> str:
+    if node is None:
+        return f"#{eid}"
+    return node.label
+
+
+def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: datetime, budget: int,
+            top_k: int = 0) -> CompactStep:
+    t0 = time.perf_counter()
+    lines: list[ContextLine] = []
+    used = 0
+
+    def fits(text: str) -> int | None:
+        n = count_tokens(text) + (1 if lines else 0)   # the newline joining it
+        return n if used + n <= budget else None
+
+    def push(section: str, text: str, memory_id: int | None) -> bool:
+        nonlocal used
+        n = fits(text)
+        if n is None:
+            return False
+        lines.append(ContextLine(section, text, memory_id, n))
+        used += n
+        return True
+
+    facts = list(rank.facts[:top_k] if top_k else rank.facts)
+    if not top_k:
+        if anchors.anchors:
+            push("anchors", "Named: " + "; ".join(f"{a.node.label}" for a in anchors.anchors), None)
+        shown = {f.memory_id for f in facts}
+        for p in paths.paths[:3]:
+            if not p.hops or not all(h.memory_id in shown for h in p.hops):
+                continue
+            parts = [_node_label(paths.nodes.get(p.nodes[0]), p.nodes[0])]
+            for hop, nid in zip(p.hops, p.nodes[1:]):
+                arrow = f" -{hop.rel}-> " if hop.forward else f" <-{hop.rel}- "
+                parts.append(f"{arrow}{_node_label(paths.nodes.get(nid), nid)} [{hop.memory_id}]")
+            push("paths", "Path: " + "".join(parts), None)
+    dropped: list[tuple[int, float]] = []
+    cap = max(24, int(budget * MAX_LINE_SHARE))
+    for f in facts:
+        text = fact_line(f.memory_id, f, now)
+        if count_tokens(text) > cap:
+            text = truncate_to_tokens(text, cap - 1) + "…"
+        if not push("facts", text, f.memory_id):
+            dropped.append((f.memory_id, f.score))
+    # paths whose evidence did not fit are not evidence: drop their lines
+    kept_ids = {ln.memory_id for ln in lines if ln.memory_id is not None}
+    final = [ln for ln in lines if ln.section != "paths" or all(
+        f"[{mid}]" not in ln.text or mid in kept_ids for mid in _ids_in(ln.text))]
+    context = "\n".join(ln.text for ln in final)
+    tokens = count_tokens(context)
+    return CompactStep(tuple(final), tuple(dropped), budget, tokens, (time.perf_counter() - t0) * 1000)
+
+
+def _ids_in(text: str) -> list[int]:
+    import re
+
+    return [int(x) for x in re.findall(r"\[(\d+)\]", text)]

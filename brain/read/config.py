@@ -1,0 +1,36 @@
+"""Read-path settings as frozen presets; a variant is `dataclasses.replace(HYBRID, ...)`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    name: str = "hybrid"
+    mode: str = "hybrid"          # hybrid | vector | keyword
+    # step 1: anchors
+    trigram_min: float = 0.55     # cosine of trigram sets for a fuzzy name match
+    max_anchors: int = 8
+    meaning_anchors: int = 3      # entities behind the nearest memories, when nothing else matched
+    # step 2: hybrid recall
+    k_text: int = 40
+    k_vector: int = 40
+    rrf_k: int = 60
+    text_weight: float = 1.25     # an exact code or name in a question is usually the answer
+    # step 3: path search
+    max_hops: int = 3
+    beam: int = 48
+    max_nodes: int = 600
+    fanout_limit: int = 50
+    # step 4: rank
+    max_facts: int = 40
+    # step 6: compact
+    budget: int = 1000
+    top_k: int = 0                # >0: return exactly the top k facts (plain baselines)
+
+
+HYBRID = RecallConfig()
+VECTOR_ONLY = RecallConfig(name="vector", mode="vector", top_k=10)
+KEYWORD_ONLY = RecallConfig(name="keyword", mode="keyword", top_k=10)
+PRESETS = {c.name: c for c in (HYBRID, VECTOR_ONLY, KEYWORD_ONLY)}

@@ -1,0 +1,164 @@
+"""Step 3, path search: typed relations walked from the anchors, up to three hops.
+
+At each level the most promising nodes walk on (beam), a relation that fans out to more
+neighbours than the limit is skipped unless the question asks for what lies behind it,
+and the walk stops once the kinds the question asks for are reached. Every hop carries
+the memory that states it; only visible edges (the rule, in SQL) are walked.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from brain import text as tx
+from brain.read.config import RecallConfig
+from brain.read.question import Question
+from brain.read.trace import AnchorStep, Hop, Level, Node, Path, PathStep, RecallStep
+
+EDGES_SQL = """
+SELECT e.rel, e.src_id, e.dst_id, e.memory_id, e.valid_from,
+       s.kind, s.key, s.name, d.kind, d.key, d.name
+  FROM visible_edges e
+  JOIN entities s ON s.workspace_id = e.workspace_id AND s.entity_id = e.src_id
+  JOIN entities d ON d.workspace_id = e.workspace_id AND d.entity_id = e.dst_id
+ WHERE e.workspace_id = %(ws)s AND (e.src_id = ANY(%(ids)s) OR e.dst_id = ANY(%(ids)s))"""
+
+HIT_ENTITIES_SQL = """
+SELECT me.memory_id, me.entity_id
+  FROM memory_entities me JOIN visible_entities e USING (workspace_id, entity_id)
+ WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s)"""
+
+
+@dataclass
+class _Reach:
+    node: Node
+    score: float
+    depth: int
+    via: Hop | None
+    parent: int | None
+
+
+def _rel_asked(rel: str, q: Question) -> bool:
+    return bool(tx.stems(rel.replace("_", " ")) & q.stems)
+
+
+def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall: RecallStep, *,
+         workspace: str, cfg: RecallConfig) -> PathStep:
+    """Walk from the anchors; return the best paths and what the walk passed over."""
+    t0 = time.perf_counter()
+    if not anchors.anchors or cfg.max_hops <= 0:
+        return PathStep((), {}, (), 0, "no anchors", (time.perf_counter() - t0) * 1000)
+    asked = set(q.kinds)
+    # Entities that the best recalled memories are about: reaching them is a good sign.
+    top_hits = [h.memory_id for h in recall.fused[:20]]
+    hit_bonus: dict[int, float] = {}
+    if top_hits:
+        rank = {m: i for i, m in enumerate(top_hits)}
+        for mid, eid in conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": top_hits}):
+            hit_bonus[eid] = max(hit_bonus.get(eid, 0.0), 0.5 / (1 + rank[mid] / 5))
+
+    reached: dict[int, _Reach] = {
+        a.node.entity_id: _Reach(a.node, a.score, 0, None, None) for a in anchors.anchors}
+    covered = {r.node.kind for r in reached.values()} & asked
+    frontier = list(reached)
+    levels: list[Level] = []
+    stopped = "max hops"
+    for hop in range(1, cfg.max_hops + 1):
+        rows = conn.execute(EDGES_SQL, {"ws": workspace, "ids": frontier}).fetchall()
+        groups: dict[tuple[int, str, bool], list[tuple[Any, bool]]] = {}
+        front = set(frontier)
+        for row in rows:
+            rel, src, dst = row[0], int(row[1]), int(row[2])
+            if src in front:
+                groups.setdefault((src, rel, True), []).append((row, True))
+            if dst in front:
+                groups.setdefault((dst, rel, False), []).append((row, False))
+        skipped: list[tuple[int, str, int]] = []
+        new: dict[int, _Reach] = {}
+        for (origin, rel, forward), items in groups.items():
+            other_kinds = {(r[8] if fwd else r[5]) for r, fwd in items}
+            named = bool(other_kinds & asked) or _rel_asked(rel, q)
+            if len(items) > cfg.fanout_limit and not named:
+                skipped.append((origin, rel, len(items)))
+                continue
+            parent = reached[origin]
+            for row, fwd in items:
+                rel, src, dst, mid, valid_from = row[0], int(row[1]), int(row[2]), int(row[3]), row[4]
+                other = dst if fwd else src
+                if other in reached:
+                    continue
+                node = Node(other, *(row[8:11] if fwd else row[5:8]))
+                score = parent.score * 0.8
+                if node.kind in asked:
+                    score += 1.0
+                if _rel_asked(rel, q):
+                    score += 0.3
+                score += hit_bonus.get(other, 0.0)
+                # newer relations first among equals (a customer's latest order)
+                score += 1e-10 * valid_from.timestamp()
+                cand = _Reach(node, score, hop, Hop(src, rel, dst, mid, fwd), origin)
+                if other not in new or new[other].score < score:
+                    new[other] = cand
+        ordered = sorted(new.values(), key=lambda r: -r.score)
+        room = max(0, cfg.max_nodes - len(reached))
+        kept, pruned = ordered[:room], ordered[room:]
+        for r in kept:
+            reached[r.node.entity_id] = r
+        walkers = [r.node.entity_id for r in kept[: cfg.beam]]
+        pruned_ids = tuple(r.node.entity_id for r in pruned) + tuple(r.node.entity_id for r in kept[cfg.beam:])
+        levels.append(Level(hop, len(frontier), len(kept), pruned_ids[:100], tuple(skipped)))
+        covered |= {r.node.kind for r in kept} & asked
+        if asked and covered >= asked:
+            stopped = "asked kinds reached"
+            break
+        if not asked and hop >= 1:
+            stopped = "no kind asked: one hop of context"
+            break
+        if not walkers:
+            stopped = "nothing further"
+            break
+        if len(reached) >= cfg.max_nodes:
+            stopped = "node limit"
+            break
+        frontier = walkers
+
+    paths = _best_paths(reached, asked, q)
+    nodes = {eid: r.node for eid, r in reached.items()}
+    return PathStep(tuple(paths), nodes, tuple(levels), len(reached), stopped, (time.perf_counter() - t0) * 1000)
+
+
+def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, limit: int = 6) -> list[Path]:
+    """Paths from an anchor to each reached node, scored by how much the question asks of them."""
+    scored: list[Path] = []
+    for eid, r in reached.items():
+        if r.depth == 0:
+            continue
+        hops: list[Hop] = []
+        nodes = [eid]
+        cur: _Reach | None = r
+        while cur is not None and cur.via is not None and cur.parent is not None:
+            hops.append(cur.via)
+            nodes.append(cur.parent)
+            cur = reached.get(cur.parent)
+        hops.reverse()
+        nodes.reverse()
+        kinds = [reached[n].node.kind for n in nodes]
+        covers = tuple(sorted(set(kinds) & asked))
+        rel_hits = sum(1 for h in hops if _rel_asked(h.rel, q))
+        end_asked = 1.0 if r.node.kind in asked else 0.0
+        score = (len(covers) / max(1, len(asked))) + 0.5 * end_asked + 0.2 * rel_hits - 0.05 * len(hops) + 0.3 * r.score / (1 + r.score)
+        scored.append(Path(tuple(nodes), tuple(hops), round(score, 4), covers))
+    scored.sort(key=lambda p: -p.score)
+    # drop paths that are a prefix of a better one already kept
+    out: list[Path] = []
+    for p in scored:
+        if any(p.nodes == k.nodes[: len(p.nodes)] for k in out):
+            continue
+        out.append(p)
+        if len(out) >= limit:
+            break
+    return out

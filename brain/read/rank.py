@@ -1,0 +1,194 @@
+"""Step 4, rank: score every candidate fact and order them for the context.
+
+Candidates are the fused recall hits, the memories that state the walked hops, the
+records that define the nodes on the best paths, and conversation about the anchors.
+Each is scored by meaning (vector similarity), by how many of the question's word stems
+it contains, by its place in recall and on a path, by the question's period words, and
+by a soft recency × importance prior. A value stated twice (a re-synced record, a
+corrected message) is ordered newest first, the older one marked earlier.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from brain import text as tx
+from brain.read.config import RecallConfig
+from brain.read.question import Question
+from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
+
+CANDIDATES_SQL = """
+SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at, m.confirmed_at,
+       m.expires_at, m.valid_to, m.ref_key, m.importance, m.attrs->>'thread',
+       1 - (m.embedding <=> %(qv)s) AS sim, m.embedding,
+       (SELECT array_agg(me.entity_id) FROM memory_entities me
+         WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id) AS entities
+  FROM visible_memories m
+ WHERE m.workspace_id = %(ws)s AND m.memory_id = ANY(%(ids)s)"""
+
+# Current records that define a node ("subject"), and recent conversation about a node.
+NODE_FACTS_SQL = """
+(SELECT me.entity_id, me.memory_id, 'subject' AS role
+   FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
+  WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(nodes)s) AND me.role = 'subject')
+UNION ALL
+(SELECT x.entity_id, x.memory_id, 'about'
+   FROM (SELECT me.entity_id, me.memory_id,
+                row_number() OVER (PARTITION BY me.entity_id ORDER BY m.occurred_at DESC) AS r
+           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
+          WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(anchors)s)
+            AND me.role IN ('about', 'from', 'mention') AND m.origin <> 'record') x
+  WHERE x.r <= 8)"""
+
+NEWER_SQL = """
+SELECT m.ref_key, m.memory_id FROM visible_memories m
+ WHERE m.workspace_id = %(ws)s AND m.ref_key = ANY(%(refs)s) AND m.valid_to IS NULL"""
+
+WEIGHTS = {"meaning": 0.30, "stems": 0.30, "recall": 0.30, "path": 0.45, "period": 0.5, "prior": 0.08}
+_CORRECTION_SIM = 0.88
+
+
+def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, recall: RecallStep,
+               anchors: AnchorStep, paths: PathStep, *, workspace: str, cfg: RecallConfig) -> RankStep:
+    t0 = time.perf_counter()
+    why: dict[int, list[str]] = {}
+    path_score: dict[int, float] = {}
+
+    def add(mid: int, reason: str, bonus: float = 0.0) -> None:
+        why.setdefault(mid, [])
+        if reason not in why[mid]:
+            why[mid].append(reason)
+        path_score[mid] = max(path_score.get(mid, 0.0), bonus)
+
+    max_fused = max((h.fused for h in recall.fused), default=1.0) or 1.0
+    fused = {h.memory_id: h.fused / max_fused for h in recall.fused}
+    for h in recall.fused:
+        add(h.memory_id, "recall")
+
+    graph_mode = cfg.mode == "hybrid" and not cfg.top_k
+    if graph_mode:
+        best = paths.paths[:3]
+        for rank, p in enumerate(best):
+            weight = 1.0 - 0.2 * rank
+            for hop in p.hops:
+                add(hop.memory_id, "path evidence", weight)
+        end_nodes = {p.nodes[-1]: 1.0 - 0.2 * r for r, p in enumerate(best)}
+        on_path = {n: 0.6 for p in best for n in p.nodes}
+        anchor_ids = [a.node.entity_id for a in anchors.anchors]
+        node_weight = {**on_path, **{a.node.entity_id: 0.8 * a.score for a in anchors.anchors}, **end_nodes}
+        if node_weight:
+            for eid, mid, role in conn.execute(NODE_FACTS_SQL, {"ws": workspace, "nodes": list(node_weight),
+                                                                "anchors": anchor_ids}):
+                if role == "subject":
+                    add(mid, "answer node" if eid in end_nodes else "anchor" if eid in anchor_ids else "path node",
+                        node_weight.get(eid, 0.5))
+                else:
+                    add(mid, "about anchor", 0.35)
+
+    rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": list(why), "qv": qvec}).fetchall() if why else []
+    q_stems = q.stems
+    facts: list[Fact] = []
+    vectors: dict[int, np.ndarray] = {}
+    meta: dict[int, tuple[str, str | None, frozenset[int]]] = {}
+    now = q.now
+    for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, ref, importance,
+         thread, sim, emb, ents) in rows:
+        parts: dict[str, float] = {}
+        parts["meaning"] = max(0.0, min(1.0, (float(sim) - 0.70) / 0.22))
+        if q_stems:
+            f_stems = tx.stems(text)
+            parts["stems"] = len(q_stems & f_stems) / len(q_stems)
+        parts["recall"] = fused.get(mid, 0.0)
+        parts["path"] = path_score.get(mid, 0.0) if graph_mode else 0.0
+        if q.period is not None:
+            parts["period"] = 1.0 if q.period.start <= occurred < q.period.end else -0.4
+        age_days = max(0.0, (now - occurred).total_seconds() / 86400)
+        parts["prior"] = math.exp(-age_days / 180) * float(importance) * 2
+        score = sum(WEIGHTS[k] * v for k, v in parts.items())
+        if cfg.top_k:  # plain baselines: their own leg's order, nothing else
+            score = parts["recall"]
+        facts.append(Fact(int(mid), text, origin, kind, module, source, occurred, confirmed, expires,
+                          valid_to is not None, None, tuple(why.get(mid, ())),
+                          {k: round(v, 4) for k, v in parts.items()}, round(score, 5)))
+        vectors[mid] = np.asarray(emb, dtype=np.float32)
+        meta[mid] = (ref, thread, frozenset(ents or ()))
+
+    facts = _mark_earlier(conn, facts, vectors, meta, workspace)
+    ordered = _order(facts)
+    return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
+
+
+def _mark_earlier(conn: psycopg.Connection[Any], facts: list[Fact], vectors: dict[int, np.ndarray],
+                  meta: dict[int, tuple[str, str | None, frozenset[int]]], workspace: str) -> list[Fact]:
+    """Link each earlier value to the newer one that replaced it."""
+    newer: dict[int, int] = {}
+    # records: an earlier version points at its record's current version
+    refs = sorted({meta[f.memory_id][0] for f in facts if f.earlier and f.origin == "record"})
+    if refs:
+        current = dict(conn.execute(NEWER_SQL, {"ws": workspace, "refs": refs}).fetchall())
+        for f in facts:
+            if f.earlier and f.origin == "record" and meta[f.memory_id][0] in current:
+                newer[f.memory_id] = int(current[meta[f.memory_id][0]])
+    # conversation: a later turn about the same things, saying nearly the same, corrects it
+    convo = sorted((f for f in facts if f.origin != "record"), key=lambda f: f.occurred_at)
+    for i, old in enumerate(convo):
+        _, o_thread, o_ents = meta[old.memory_id]
+        for new in convo[i + 1:]:
+            if new.occurred_at <= old.occurred_at:
+                continue
+            _, n_thread, n_ents = meta[new.memory_id]
+            related = (o_thread is not None and o_thread == n_thread) or bool(o_ents & n_ents)
+            if not related:
+                continue
+            sim = float(vectors[old.memory_id] @ vectors[new.memory_id])
+            if sim >= _CORRECTION_SIM:
+                newer[old.memory_id] = new.memory_id
+    if not newer:
+        return facts
+    out = []
+    for f in facts:
+        if f.memory_id in newer:
+            f = Fact(**{**f.__dict__, "earlier": True, "newer_id": newer[f.memory_id]})
+        out.append(f)
+    return out
+
+
+def _order(facts: list[Fact]) -> list[Fact]:
+    """Best first; an earlier value right after the newer one, never before it."""
+    by_id = {f.memory_id: f for f in facts}
+    # the newer value carries the best score of its group
+    group_best: dict[int, float] = {}
+    for f in facts:
+        head = f.memory_id
+        seen = set()
+        while by_id.get(head) is not None and by_id[head].newer_id is not None and head not in seen:
+            seen.add(head)
+            head = by_id[head].newer_id  # type: ignore[assignment]
+        group_best[head] = max(group_best.get(head, -1e9), f.score)
+    heads = [f for f in facts if f.newer_id is None or f.newer_id not in by_id]
+    heads.sort(key=lambda f: (-max(f.score, group_best.get(f.memory_id, f.score)), -f.occurred_at.timestamp()))
+    followers: dict[int, list[Fact]] = {}
+    for f in facts:
+        if f.newer_id is not None and f.newer_id in by_id:
+            followers.setdefault(f.newer_id, []).append(f)
+    out: list[Fact] = []
+    placed: set[int] = set()
+
+    def place(f: Fact) -> None:
+        if f.memory_id in placed:
+            return
+        placed.add(f.memory_id)
+        out.append(f)
+        for g in sorted(followers.get(f.memory_id, []), key=lambda x: -x.occurred_at.timestamp()):
+            place(g)
+
+    for f in heads:
+        place(f)
+    for f in facts:  # cycles, if any
+        place(f)
+    return out

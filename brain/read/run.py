@@ -1,0 +1,60 @@
+"""The read path's one orchestrator: six steps in one read-only transaction, no language
+model (only the local query embedder), every step's typed result kept in the trace."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from brain.db import Store, default_store
+from brain.embed import Embedder, get_embedder
+from brain.errors import UnknownWorkspace
+from brain.read.anchors import find_anchors
+from brain.read.compact import compact
+from brain.read.config import HYBRID, RecallConfig
+from brain.read.paths import walk
+from brain.read.question import analyse
+from brain.read.rank import rank_facts
+from brain.read.recall import hybrid_recall
+from brain.read.trace import AnchorStep, PathStep, Recall, Trace
+from brain.read.visibility import visibility_step
+
+
+def recall(question: str, *, workspace: str, member: str | None, now: datetime | None = None,
+           budget: int | None = None, config: RecallConfig = HYBRID, store: Store | None = None,
+           embedder: Embedder | None = None) -> Recall:
+    """Answer `question` for `member` (None: a caller with no person) from the store."""
+    t_start = time.perf_counter()
+    store = store or default_store()
+    embedder = embedder or get_embedder()
+    if budget is not None:
+        config = replace(config, budget=budget)
+    now = now or datetime.now(timezone.utc)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    t0 = time.perf_counter()
+    qvec = embedder.embed_query(question)
+    embed_ms = (time.perf_counter() - t0) * 1000
+    q = analyse(question, now)
+    with store.bound(workspace, member=member, now=now, readonly=True) as (conn, binding):
+        t1 = time.perf_counter()
+        if conn.execute("SELECT 1 FROM workspaces WHERE workspace_id = %s", (workspace,)).fetchone() is None:
+            raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
+        vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
+        rec = hybrid_recall(conn, q, qvec, workspace=workspace, cfg=config)
+        if config.mode == "hybrid" and not config.top_k:
+            anchors = find_anchors(conn, q, workspace=workspace, cfg=config, hits=rec.fused)
+            paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config)
+        else:
+            anchors = AnchorStep((), q.info.kinds, (), 0.0)
+            paths = PathStep((), {}, (), 0, "not in this mode", 0.0)
+        ranked = rank_facts(conn, q, qvec, rec, anchors, paths, workspace=workspace, cfg=config)
+    packed = compact(anchors=anchors, paths=paths, rank=ranked, now=now, budget=config.budget,
+                     top_k=config.top_k)
+    context = "\n".join(line.text for line in packed.lines)
+    shown = {line.memory_id for line in packed.lines if line.memory_id is not None}
+    trace = Trace(q.info, vis, anchors, rec, paths, ranked, packed, embed_ms)
+    return Recall(question, workspace, member, now, config.name, context, packed.tokens,
+                  (time.perf_counter() - t_start) * 1000, trace,
+                  tuple(f for f in ranked.facts if f.memory_id in shown))

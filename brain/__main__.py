@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from brain.cli_recall import add_recall_commands
 from brain.errors import BrainError
 
 DEMO_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "demo.jsonl"
@@ -113,12 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stop", help="stop the embedded PostgreSQL server")
     p.set_defaults(func=cmd_stop)
 
-    try:
-        from brain.cli_recall import add_recall_commands
-    except ImportError:  # the read path is optional at this layer
-        pass
-    else:
-        add_recall_commands(sub)
+    add_recall_commands(sub)
     return parser
 
 

@@ -46,3 +46,7 @@ class EmbedderError(BrainError):
 
 class ExtractorError(BrainError):
     """The fact extractor is misconfigured, unreachable or answered something unparsable."""
+
+
+class NotAnOperator(BrainError):
+    """The privileged support views need an operator who may read the whole workspace."""

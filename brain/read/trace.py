@@ -23,7 +23,10 @@ class Node:
 
     @property
     def label(self) -> str:
-        return self.name if self.name == self.key else f"{self.name} ({self.kind} {self.key})"
+        # things known only by name (a message sender) have a synthetic key: show the name
+        if self.name == self.key or self.key.startswith("name:"):
+            return self.name
+        return f"{self.name} ({self.kind} {self.key})"
 
 
 @dataclass(frozen=True)

@@ -104,14 +104,25 @@ class Writer:
             self._names[(line.workspace, line.kind, line.id)] = line.name
             head = f"{line.kind} {line.id}" + (f" ({line.name})" if line.name != line.id else "")
             parts = [head + (f": {line.text}" if line.text else "")]
-            if line.fields:
-                parts.append("; ".join(f"{k}: {_field(v)}" for k, v in line.fields.items()))
+            # A field whose value the text already states verbatim is not repeated: the
+            # context pays for every token. Nothing is lost: all fields stay in attrs.
+            said = tx.tr_lower(line.text)
+            extra = [(k, _field(v)) for k, v in line.fields.items()
+                     if not (line.text and _field(v) and tx.tr_lower(_field(v)) in said)]
+            if extra:
+                parts.append("; ".join(f"{k}: {v}" for k, v in extra))
             for link in line.links:
                 tid = link.target.id or ""
                 tname = self._name_of(conn, line.workspace, link.target.kind, tid)
+                # a relation the text already states (by id or name) is not repeated
+                if line.text and (tid.lower() in line.text.lower() or (tname and tname in line.text)):
+                    continue
                 parts.append(f"{link.rel} → {link.target.kind} {tid}" + (f" ({tname})" if tname and tname != tid else ""))
             return " | ".join(parts)
         if isinstance(line, MessageLine):
+            # The sender's name is embedded with the text (who said it matters for
+            # meaning) but not stored in it: the context names the sender at read time,
+            # from the linked entity, so a sender whose record arrives later is named too.
             sender = self._sender_name(conn, line.workspace, line.sender)
             return f"{sender}: {line.text}" if sender else line.text
         if isinstance(line, NoteLine):
@@ -270,8 +281,8 @@ class Writer:
                       kind=line.channel if isinstance(line, MessageLine) else "note",
                       module=line.module, privacy=line.privacy, owner=line.owner, source=line.source,
                       tool=line.tool_output, when=line.date, expires=expires)
-        memory_id = self._memory(conn, ws, ref=ref, text=text, attrs=attrs, chash=chash, emb=emb,
-                                 search_extra="", **common)  # type: ignore[arg-type]
+        memory_id = self._memory(conn, ws, ref=ref, text=line.text, attrs=attrs, chash=chash, emb=emb,
+                                 search_extra=text if text != line.text else "", **common)  # type: ignore[arg-type]
         if prior is not None:  # an edited message or note: the new text replaces the old
             self._supersede(conn, ws, prior[0], memory_id)
         for eid, role in linked.items():

@@ -6,8 +6,8 @@ asks for `fresh_store`) gets its own copy, created from the template in millisec
 
 from __future__ import annotations
 
-import itertools
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +18,6 @@ from brain.db import APP_ROLE, Store, _embedded_uri, _with_dbname, _with_user, a
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = "brain_template"
-_counter = itertools.count()
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +42,8 @@ def template_db(server_uri: str) -> str:
 
 
 def new_database(server_uri: str, template: str) -> str:
-    name = f"brain_t_{os.getpid()}_{next(_counter)}"
+    # uuid, not a counter: this module may be imported twice (as conftest and tests.conftest)
+    name = f"brain_t_{os.getpid()}_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server_uri, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE {template}')
     return name

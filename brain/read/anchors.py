@@ -107,11 +107,20 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
         rows = conn.execute(NAMES_SQL, {"ws": workspace, "keys": list(keys)}).fetchall()
         # longest spans first, exact before suffix-stripped, so "Ağaoğlu Yapı" beats "Yapı"
         rows.sort(key=lambda r: (-(keys[r[4]][0][1] - keys[r[4]][0][0]), keys[r[4]][1] != "exact"))
+        # A span that names several entities (a short name two things share) anchors
+        # all of them, each less surely; a span inside a longer matched one anchors none.
+        by_span: dict[tuple[int, int], list[Any]] = {}
         for row in rows:
-            (i, j), how = keys[row[4]]
-            if covered.intersection(range(i, j)) and row[0] not in found:
+            by_span.setdefault(keys[row[4]][0], []).append(row)
+        for (i, j), group in by_span.items():
+            if covered.intersection(range(i, j)):
                 continue
-            keep(Anchor(_node(row), how, " ".join(words[i:j]), 1.0 if how == "exact" else 0.9), range(i, j))
+            best = min(keys[r[4]][1] != "exact" for r in group)
+            group = [r for r in group if (keys[r[4]][1] != "exact") == best]
+            sure = (1.0 if not best else 0.9) * (1.0 if len(group) == 1 else 0.8)
+            for row in group:
+                keep(Anchor(_node(row), keys[row[4]][1], " ".join(words[i:j]), sure))
+            covered.update(range(i, j))
 
     # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
     loose = [(i, w) for i, w in enumerate(words)
@@ -140,9 +149,15 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
                 keep(Anchor(_node(row), "contains", words[i], round(0.6 + 0.3 * share, 3)), range(i, i + 1))
 
     # 4. trigram similarity for what is still unexplained (typos, ASCII-typed names)
+    # Fuzzy matching costs an index probe per phrase: once something is anchored, only
+    # words written like a name (capitalised in the question) are tried.
+    name_like = {w for raw in q.info.text.split() if raw[:1].isupper() for w in tx.words(raw)}
+    named = {i for i, w in enumerate(words) if w in name_like}
     phrases: list[tuple[str, range]] = []
     for i, j in _spans(words, longest=3):
         if covered.intersection(range(i, j)):
+            continue
+        if found and not named.intersection(range(i, j)):
             continue
         phrase = " ".join(words[i:j])
         if len(phrase) >= 5 and not any(ch.isdigit() for ch in phrase):

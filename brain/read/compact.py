@@ -31,17 +31,24 @@ def _age(now: datetime, then: datetime) -> str:
     return f"{days // 365} years old"
 
 
-def fact_line(n: int, f: Fact, now: datetime) -> str:
+def fact_line(n: int, f: Fact, now: datetime, max_tokens: int | None = None) -> str:
+    """`[id] (earlier value) text (source, date, confirmed, age)`; a long text is cut,
+    never the stamp that says where and when it comes from."""
     mark = ""
     if f.earlier:
         mark = "(earlier value" + (f", replaced by [{f.newer_id}]" if f.newer_id else "") + ") "
-    stamp = f"{f.source}; {_day(f.occurred_at)}"
+    stamp = f"{f.source}, {_day(f.occurred_at)}"
     if _day(f.confirmed_at) != _day(f.occurred_at):
         stamp += f", confirmed {_day(f.confirmed_at)}"
-    stamp += f"; {_age(now, f.confirmed_at)}"
+    stamp += f", {_age(now, f.confirmed_at)}"
     if f.expires_at is not None:
-        stamp += f"; expires {_day(f.expires_at)}"
-    return f"[{f.memory_id}] {mark}{f.text} ({stamp})"
+        stamp += f", expires {_day(f.expires_at)}"
+    text = f.text
+    if max_tokens is not None:
+        room = max_tokens - count_tokens(f"[{f.memory_id}] {mark} ({stamp})") - 1
+        if count_tokens(text) > room:
+            text = truncate_to_tokens(text, max(8, room)) + "…"
+    return f"[{f.memory_id}] {mark}{text} ({stamp})"
 
 
 def _node_label(node: Node | None, eid: int) -> str:
@@ -56,14 +63,10 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
     lines: list[ContextLine] = []
     used = 0
 
-    def fits(text: str) -> int | None:
-        n = count_tokens(text) + (1 if lines else 0)   # the newline joining it
-        return n if used + n <= budget else None
-
-    def push(section: str, text: str, memory_id: int | None) -> bool:
+    def push(section: str, text: str, memory_id: int | None, n: int | None = None) -> bool:
         nonlocal used
-        n = fits(text)
-        if n is None:
+        n = (count_tokens(text) if n is None else n) + (1 if lines else 0)   # + the joining newline
+        if used + n > budget:
             return False
         lines.append(ContextLine(section, text, memory_id, n))
         used += n
@@ -86,9 +89,14 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
     cap = max(24, int(budget * MAX_LINE_SHARE))
     for f in facts:
         text = fact_line(f.memory_id, f, now)
-        if count_tokens(text) > cap:
-            text = truncate_to_tokens(text, cap - 1) + "…"
-        if not push("facts", text, f.memory_id):
+        n = count_tokens(text)
+        if n > cap and not top_k:
+            text = fact_line(f.memory_id, f, now, max_tokens=cap)
+            n = count_tokens(text)
+        if top_k:   # a plain top-k baseline returns its k facts whole, whatever they cost
+            lines.append(ContextLine("facts", text, f.memory_id, n))
+            continue
+        if not push("facts", text, f.memory_id, n):
             dropped.append((f.memory_id, f.score))
     # paths whose evidence did not fit are not evidence: drop their lines
     kept_ids = {ln.memory_id for ln in lines if ln.memory_id is not None}

@@ -10,6 +10,12 @@ from brain import text as tx
 from brain.read.trace import QuestionInfo
 
 # Status words that imply the thing to reach: "ödendi mi?" asks about a payment.
+# Words asking what someone said or wrote: the answer is in a conversation, not a record.
+_SAID = {"dedi", "demiş", "söyledi", "söylemiş", "bildirdi", "bildirmiş", "yazdı", "yazmış", "iletti",
+         "sordu", "istedi", "mesaj", "mesajında", "mesajı", "e-posta", "eposta", "whatsapp", "şikayet etti",
+         "said", "say", "says", "wrote", "write", "told", "tell", "reported", "report", "asked", "mentioned",
+         "message", "email", "e-mail"}
+
 _IMPLIED_KINDS = {"ödendi": "payment", "ödenmiş": "payment", "ödenen": "payment", "ödenmedi": "payment",
                   "paid": "payment", "tahsil": "payment", "unpaid": "payment"}
 
@@ -23,6 +29,7 @@ class Question:
     period: tx.Period | None
     now: datetime
     terms: tuple[str, ...]        # full-text terms, both languages
+    conversation: bool            # asks what someone said or wrote
 
 
 def analyse(question: str, now: datetime) -> Question:
@@ -46,8 +53,9 @@ def analyse(question: str, now: datetime) -> Question:
         text=question, words=words, codes=codes, stems=tuple(sorted(stems)), kinds=tuple(kinds),
         expansions=expansions,
         period=(period.words, period.start.isoformat(), period.end.isoformat()) if period else None)
+    said = any(c in _SAID for w in words for c in tx.stem_candidates(w))
     return Question(info=info, words=words, stems=stems, kinds=tuple(k for _, k in kinds), period=period,
-                    now=now, terms=tuple(dict.fromkeys(terms)))
+                    now=now, terms=tuple(dict.fromkeys(terms)), conversation=said)
 
 
 def tsquery_text(q: Question) -> str:

@@ -10,6 +10,7 @@ corrected message) is ordered newest first, the older one marked earlier.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any
@@ -19,7 +20,7 @@ import psycopg
 
 from brain import text as tx
 from brain.read.config import RecallConfig
-from brain.read.question import Question
+from brain.read.question import Question, tsquery_text
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
 
 CANDIDATES_SQL = """
@@ -27,7 +28,10 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
        m.expires_at, m.valid_to, m.ref_key, m.importance, m.attrs->>'thread',
        1 - (m.embedding <=> %(qv)s) AS sim, m.embedding,
        (SELECT array_agg(me.entity_id) FROM memory_entities me
-         WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id) AS entities
+         WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id) AS entities,
+       (SELECT e.name FROM memory_entities me JOIN entities e USING (workspace_id, entity_id)
+         WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id AND me.role = 'from'
+         LIMIT 1) AS sender
   FROM visible_memories m
  WHERE m.workspace_id = %(ws)s AND m.memory_id = ANY(%(ids)s)"""
 
@@ -43,13 +47,29 @@ UNION ALL
            FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
           WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(anchors)s)
             AND me.role IN ('about', 'from', 'mention') AND m.origin <> 'record') x
-  WHERE x.r <= 8)"""
+  WHERE x.r <= 8)
+UNION ALL
+(SELECT x.entity_id, x.memory_id, 'attached'
+   FROM (SELECT me.entity_id, me.memory_id,
+                row_number() OVER (PARTITION BY me.entity_id
+                                   ORDER BY ts_rank_cd(m.fts, q.tsq) DESC, m.occurred_at DESC) AS r
+           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id),
+                (SELECT websearch_to_tsquery('turkish', %(ts)s) || websearch_to_tsquery('english', %(ts)s) AS tsq) q
+          WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(ends)s) AND me.role = 'link'
+            AND m.valid_to IS NULL) x
+  WHERE x.r <= 4)"""
 
 NEWER_SQL = """
 SELECT m.ref_key, m.memory_id FROM visible_memories m
  WHERE m.workspace_id = %(ws)s AND m.ref_key = ANY(%(refs)s) AND m.valid_to IS NULL"""
 
-WEIGHTS = {"meaning": 0.30, "stems": 0.30, "recall": 0.30, "path": 0.45, "period": 0.5, "prior": 0.08}
+@functools.lru_cache(maxsize=50_000)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(tx.stems(text))
+
+
+WEIGHTS = {"meaning": 0.30, "stems": 0.30, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
+           "codes": 0.35, "said": 0.25}
 _CORRECTION_SIM = 0.88
 
 
@@ -73,18 +93,29 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
     graph_mode = cfg.mode == "hybrid" and not cfg.top_k
     if graph_mode:
         best = paths.paths[:3]
-        for rank, p in enumerate(best):
-            weight = 1.0 - 0.2 * rank
+        # The best path carries the answer; a runner-up counts by how close it comes
+        # (its score, and how many of the asked kinds it covers, against the best's).
+        top = best[0] if best else None
+        weights = [1.0 if p is top else
+                   0.6 * (p.score / top.score) ** 2 * (len(p.covers) + 1) / (len(top.covers) + 1)
+                   for p in best] if top else []
+        for p, weight in zip(best, weights):
             for hop in p.hops:
                 add(hop.memory_id, "path evidence", weight)
-        end_nodes = {p.nodes[-1]: 1.0 - 0.2 * r for r, p in enumerate(best)}
+        end_nodes = {p.nodes[-1]: w for p, w in zip(best, weights)}
         on_path = {n: 0.6 for p in best for n in p.nodes}
         anchor_ids = [a.node.entity_id for a in anchors.anchors]
         node_weight = {**on_path, **{a.node.entity_id: 0.8 * a.score for a in anchors.anchors}, **end_nodes}
         if node_weight:
-            for eid, mid, role in conn.execute(NODE_FACTS_SQL, {"ws": workspace, "nodes": list(node_weight),
-                                                                "anchors": anchor_ids}):
-                if role == "subject":
+            # Records attached to an answer node (an account for a company) hold what the
+            # question may ask one step beyond the kinds it names; best text matches first.
+            params = {"ws": workspace, "nodes": list(node_weight), "anchors": anchor_ids,
+                      "ends": [n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids,
+                      "ts": tsquery_text(q) or "x"}
+            for eid, mid, role in conn.execute(NODE_FACTS_SQL, params):
+                if role == "attached":
+                    add(mid, "attached to answer node", 0.3 * node_weight.get(eid, 0.5))
+                elif role == "subject":
                     add(mid, "answer node" if eid in end_nodes else "anchor" if eid in anchor_ids else "path node",
                         node_weight.get(eid, 0.5))
                 else:
@@ -96,12 +127,20 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
     vectors: dict[int, np.ndarray] = {}
     meta: dict[int, tuple[str, str | None, frozenset[int]]] = {}
     now = q.now
+    codes = [c.lower() for c in q.info.codes]
     for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, ref, importance,
-         thread, sim, emb, ents) in rows:
+         thread, sim, emb, ents, sender) in rows:
+        if sender:  # the sender is a visible entity: this fact links it
+            text = f"{sender}: {text}"
         parts: dict[str, float] = {}
+        if codes:
+            low = text.lower()
+            parts["codes"] = sum(1 for c in codes if c in low) / len(codes)
+        if q.conversation and origin != "record":
+            parts["said"] = 1.0
         parts["meaning"] = max(0.0, min(1.0, (float(sim) - 0.70) / 0.22))
         if q_stems:
-            f_stems = tx.stems(text)
+            f_stems = _stems(text)
             parts["stems"] = len(q_stems & f_stems) / len(q_stems)
         parts["recall"] = fused.get(mid, 0.0)
         parts["path"] = path_score.get(mid, 0.0) if graph_mode else 0.0

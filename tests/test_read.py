@@ -1,0 +1,179 @@
+"""Each read-path step on the real demo store: anchors, hybrid recall, path search, rank,
+compact, and the orchestrator's one read-only transaction. Entities are picked from the
+generated fixture lines, never named here, so the tests follow the generator."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timezone
+
+import psycopg
+import pytest
+
+from brain import text as tx
+from brain.db import Store
+from brain.read import HYBRID, VECTOR_ONLY, recall
+from brain.read.anchors import find_anchors
+from brain.read.question import analyse
+from brain.tokens import count_tokens
+
+NOW = datetime(2026, 11, 20, tzinfo=timezone.utc)
+WS = "acme-tr"
+
+
+def _records(lines: list[dict], kind: str) -> list[dict]:
+    return [ln for ln in lines if ln["type"] == "record" and ln["workspace"] == WS and ln["kind"] == kind]
+
+
+def _owner(lines: list[dict]) -> str:
+    roles = {ln["id"] for ln in lines if ln["type"] == "role" and ln["workspace"] == WS and "*" in ln["modules"]}
+    return next(ln["id"] for ln in lines if ln["type"] == "member" and ln["workspace"] == WS
+                and set(ln.get("roles", [])) & roles)
+
+
+@pytest.fixture(scope="module")
+def company(demo_lines: list[dict]) -> dict:
+    # a multi-word company name, so suffix and fuzzy forms are meaningful
+    return next(c for c in _records(demo_lines, "company") if len(c["name"].split()) >= 2)
+
+
+def _anchors(store: Store, embedder, question: str, member: str):  # type: ignore[no-untyped-def]
+    q = analyse(question, NOW)
+    with store.bound(WS, member=member, now=NOW, readonly=True) as (conn, _):
+        return find_anchors(conn, q, workspace=WS, cfg=HYBRID)
+
+
+@pytest.mark.parametrize("form, how", [
+    ("{name}'nın vergi numarası nedir?", {"exact", "suffix"}),
+    ("{NAME} telefonu", {"exact", "suffix"}),
+    ("{first}'nun adresi nedir?", {"suffix", "exact", "contains"}),
+    ("{typo} web sitesi", {"trigram", "contains"}),
+])
+def test_anchor_forms_find_the_company(demo_store: Store, embedder, demo_lines, company, form: str, how: set) -> None:  # type: ignore[no-untyped-def]
+    name = company["name"]
+    typo = name[:3] + name[4:]  # one letter dropped
+    question = form.format(name=name, NAME=name.upper(), first=name.split()[0], typo=typo)
+    step = _anchors(demo_store, embedder, question, _owner(demo_lines))
+    match = [a for a in step.anchors if a.node.key == company["id"]]
+    assert match, (question, step.anchors)
+    assert match[0].how in how
+    assert 0 < match[0].score <= 1
+
+
+def test_record_code_anchors_as_code(demo_store: Store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    order = _records(demo_lines, "order")[0]
+    step = _anchors(demo_store, embedder, f"{order['id']} siparişinin durumu nedir?", _owner(demo_lines))
+    assert step.anchors[0].node.key == order["id"]
+    assert step.anchors[0].how == "code" and step.anchors[0].score == 1.0
+    assert ("siparişinin", "order") in step.kinds
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("Şikayetteki siparişin faturası ödendi mi?", {"complaint", "order", "invoice", "payment"}),
+    ("Which supplier makes this product?", {"supplier", "product"}),
+    ("Talebindeki kişinin telefonu", {"ticket", "person"}),
+    ("Müşterinin son ödemesi", {"company", "payment"}),
+])
+def test_kind_words_in_both_languages(question: str, kinds: set) -> None:
+    assert set(analyse(question, NOW).kinds) >= kinds
+
+
+def test_hybrid_recall_fuses_both_legs_and_the_code_ranks_first(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    invoice = _records(demo_lines, "invoice")[0]
+    r = recall(f"{invoice['id']} tutarı nedir?", workspace=WS, member=_owner(demo_lines), now=NOW,
+               store=demo_store, embedder=embedder)
+    step = r.trace.recall
+    assert step.text_hits > 0 and step.vector_hits > 0
+    top = step.fused[0]
+    assert invoice["id"] in top.text and top.text_rank is not None and top.text_rank <= 3
+    assert all(h.fused > 0 for h in step.fused)
+    assert [h.fused for h in step.fused] == sorted((h.fused for h in step.fused), reverse=True)
+
+
+def test_path_search_walks_three_hops_with_evidence(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    # a complaint whose order has an invoice that has a payment: complaint → order → invoice → payment
+    bills = {ln["links"][0]["id"]: ln["id"] for ln in _records(demo_lines, "invoice") if ln.get("links")}
+    pays = {ln["links"][0]["id"]: ln["id"] for ln in _records(demo_lines, "payment") if ln.get("links")}
+    complaint = next(c for c in _records(demo_lines, "complaint")
+                     if any(lk["kind"] == "order" and bills.get(lk["id"]) in pays for lk in c["links"]))
+    order = next(lk["id"] for lk in complaint["links"] if lk["kind"] == "order")
+    payment = pays[bills[order]]
+    r = recall(f"{complaint['id']} şikayetindeki siparişin faturası ödendi mi?", workspace=WS,
+               member=_owner(demo_lines), now=NOW, store=demo_store, embedder=embedder)
+    paths = r.trace.paths
+    best = next(p for p in paths.paths if paths.nodes[p.nodes[-1]].key == payment)
+    assert len(best.hops) == 3
+    assert set(best.covers) >= {"order", "invoice", "payment"}
+    shown = {f.memory_id for f in r.facts}
+    assert all(h.memory_id in shown for h in best.hops), "every hop's stating memory is in the context"
+    assert payment in r.context
+    assert paths.levels and paths.visited <= HYBRID.max_nodes
+
+
+def test_fanout_limit_skips_hubs_unless_named(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    company = next(c for c in _records(demo_lines, "company"))
+    tight = replace(HYBRID, fanout_limit=0)
+    r = recall(f"{company['name']} hakkında ne biliyoruz?", workspace=WS, member=_owner(demo_lines), now=NOW,
+               store=demo_store, embedder=embedder, config=tight)
+    skipped = [s for lv in r.trace.paths.levels for s in lv.skipped_fanouts]
+    assert skipped, "with a fan-out limit of 0 every unnamed relation is skipped"
+    named = recall(f"{company['name']} siparişleri", workspace=WS, member=_owner(demo_lines), now=NOW,
+                   store=demo_store, embedder=embedder, config=tight)
+    assert any(n.kind == "order" for n in named.trace.paths.nodes.values()), "a named relation is followed"
+
+
+def test_latest_record_value_first_and_earlier_marked(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    seen: dict[tuple[str, str], list[dict]] = {}
+    for ln in demo_lines:
+        if ln["type"] == "record" and ln["workspace"] == WS:
+            seen.setdefault((ln["kind"], ln["id"]), []).append(ln)
+    versions = next(v for v in seen.values() if len({str(x.get("fields")) for x in v}) > 1)
+    rid = versions[0]["id"]
+    r = recall(f"{rid} durumu nedir?", workspace=WS, member=_owner(demo_lines), now=NOW,
+               store=demo_store, embedder=embedder)
+    mine = [f for f in r.facts if f.origin == "record" and rid in f.text.split("|")[0]]
+    assert mine and not mine[0].earlier, "the current version comes first"
+    assert all(f.earlier for f in mine[1:])
+    assert all(a.occurred_at >= b.occurred_at for a, b in zip(mine, mine[1:]))
+    assert "earlier value" not in r.context.split("\n")[[ln.memory_id for ln in r.trace.compact.lines].index(mine[0].memory_id)]
+
+
+@pytest.mark.parametrize("budget", [120, 400, 1000])
+def test_compact_respects_the_budget_and_dates_every_fact(demo_store, embedder, demo_lines, budget: int) -> None:  # type: ignore[no-untyped-def]
+    r = recall("Son siparişlerin durumu nedir?", workspace=WS, member=_owner(demo_lines), now=NOW,
+               store=demo_store, embedder=embedder, budget=budget)
+    assert r.tokens == count_tokens(r.context) <= budget
+    for line in r.trace.compact.lines:
+        if line.section == "facts":
+            assert line.text.rstrip().endswith(")") and "2026-" in line.text
+            assert "old" in line.text or "today" in line.text
+
+
+def test_vector_mode_is_plain_top_10(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    r = recall("teslimat gecikti", workspace=WS, member=_owner(demo_lines), now=NOW, store=demo_store,
+               embedder=embedder, config=VECTOR_ONLY)
+    assert len(r.facts) == 10
+    assert r.trace.recall.text_hits == 0 and not r.trace.anchors.anchors and not r.trace.paths.paths
+
+
+def test_period_words_favour_facts_of_that_period(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    r = recall("Geçen ay hangi ödemeler geldi?", workspace=WS, member=_owner(demo_lines), now=NOW,
+               store=demo_store, embedder=embedder)
+    period = r.trace.rank.period
+    assert period is not None and period[1].startswith("2026-10-01")
+    top = [f for f in r.facts if f.origin == "record"][:3]
+    assert top and all(f.parts.get("period", 0) > 0 for f in top)
+
+
+def test_recall_runs_in_one_read_only_transaction(demo_store: Store) -> None:
+    with demo_store.bound(WS, readonly=True) as (conn, _):
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            conn.execute("INSERT INTO roles VALUES (%s, 'x', '{x}')", (WS,))
+
+
+def test_turkish_answer_matching_is_locale_aware() -> None:
+    from bench.evaluate import contains
+
+    assert contains("İSTANBUL ŞUBESİ", "istanbul şubesi")
+    assert contains("ırmak", "IRMAK") and not contains("irmak", "IRMAK")
+    assert tx.tr_lower("KIŞ") == "kış"

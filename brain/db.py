@@ -307,12 +307,14 @@ class Store:
         the transaction, so a pooled connection never carries one asker to the next.
         """
         with wrap_db_errors(), self.pool.connection() as conn:
-            with conn.transaction():
-                if readonly:
-                    conn.execute("SET TRANSACTION READ ONLY")
-                row = conn.execute("SELECT brain_bind(%s, %s, %s)", (workspace, member, now)).fetchone()
-                mods = tuple(row[0]) if row else ()
-                yield conn, Binding(workspace, member, now, mods)
+            conn.read_only = readonly   # BEGIN READ ONLY: no extra round trip
+            try:
+                with conn.transaction():
+                    row = conn.execute("SELECT brain_bind(%s, %s, %s)", (workspace, member, now)).fetchone()
+                    mods = tuple(row[0]) if row else ()
+                    yield conn, Binding(workspace, member, now, mods)
+            finally:
+                conn.read_only = False
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:

@@ -355,6 +355,30 @@ _ATTR_PHRASES: dict[str, tuple[_Phrase, ...]] = {
     c: tuple(_phrase(w) for w in ws) for c, ws in ATTRIBUTE_WORDS.items()}
 
 
+def _by_first(items: list[tuple[_Phrase, str]]) -> dict[str, list[tuple[_Phrase, str]]]:
+    """Phrases indexed by the forms of their first word, longest phrases first, so a
+    question word only meets the few phrases that can start with it (this runs on the
+    recall hot path)."""
+    index: dict[str, list[tuple[_Phrase, str]]] = {}
+    for ph, payload in sorted(items, key=lambda x: -len(x[0].alts)):
+        for form in ph.alts[0]:
+            index.setdefault(form, []).append((ph, payload))
+    return index
+
+
+_KIND_INDEX = _by_first(list(_KIND_PHRASES))
+_ATTR_INDEX = _by_first([(ph, c) for c, phs in _ATTR_PHRASES.items() for ph in phs])
+
+
+def _starting_at(index: dict[str, list[tuple[_Phrase, str]]], qc: list[frozenset[str]],
+                 i: int) -> list[tuple[_Phrase, str]]:
+    seen: dict[int, tuple[_Phrase, str]] = {}
+    for form in qc[i]:
+        for item in index.get(form, ()):
+            seen.setdefault(id(item[0]), item)
+    return sorted(seen.values(), key=lambda x: -len(x[0].alts))
+
+
 def kinds_in(question: str) -> list[tuple[str, str]]:
     """(word as it appeared, tr_lower'ed; canonical kind) for each kind word, in order,
     one entry per kind; suffixed forms ("siparişinin", "invoices") match too."""
@@ -365,7 +389,7 @@ def kinds_in(question: str) -> list[tuple[str, str]]:
     i = 0
     while i < len(toks):
         step = 1
-        for ph, kind in _KIND_PHRASES:
+        for ph, kind in _starting_at(_KIND_INDEX, qc, i):
             if _match_at(ph, qc, i):
                 step = len(ph.alts)
                 if kind not in seen:
@@ -381,17 +405,14 @@ def expand_terms(question: str) -> list[str]:
     those already in it: "vergi numarası" brings "tax number", "vkn", ..."""
     toks = words(question)
     qc = [_folded_candidates(t) for t in toks]
-    touched: list[tuple[int, str]] = []
+    firsts: dict[str, int] = {}
     present: set[str] = set()
-    for concept, phrases in _ATTR_PHRASES.items():
-        first = None
-        for ph in phrases:
-            pos = next((i for i in range(len(toks)) if _match_at(ph, qc, i)), None)
-            if pos is not None:
+    for i in range(len(toks)):
+        for ph, concept in _starting_at(_ATTR_INDEX, qc, i):
+            if _match_at(ph, qc, i):
                 present.add(ph.surface)
-                first = pos if first is None else min(first, pos)
-        if first is not None:
-            touched.append((first, concept))
+                firsts.setdefault(concept, i)
+    touched = sorted((pos, concept) for concept, pos in firsts.items())
     out: list[str] = []
     for _, concept in sorted(touched):
         for w in ATTRIBUTE_WORDS[concept]:

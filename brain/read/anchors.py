@@ -70,9 +70,9 @@ def _spans(words: tuple[str, ...], longest: int = 5) -> list[tuple[int, int]]:
     return out
 
 
-def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, cfg: RecallConfig,
-                 hits: tuple[Hit, ...] = ()) -> AnchorStep:
-    """The entities the question names, each with how it matched and how sure it is."""
+def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, cfg: RecallConfig) -> AnchorStep:
+    """The entities the question names, each with how it matched and how sure it is
+    (by meaning comes later, from the recalled memories: see `by_meaning`)."""
     t0 = time.perf_counter()
     found: dict[int, Anchor] = {}
     covered: set[int] = set()   # word positions already explained by an anchor
@@ -174,16 +174,26 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
             elif sim >= cfg.trigram_min * 0.7:
                 near.append(anchor)
 
-    # 5. by meaning: the entities behind the nearest memories, when nothing was named
-    if not found and hits:
-        top = [h.memory_id for h in hits[: cfg.meaning_anchors]]
-        order = {m: r for r, m in enumerate(top)}
-        rows = conn.execute(MEANING_SQL, {"ws": workspace, "ids": top}).fetchall()
-        rows.sort(key=lambda r: order[r[0]])
-        for row in rows[: cfg.meaning_anchors]:
-            keep(Anchor(_node(row[1:]), "meaning", "", round(0.4 - 0.05 * order[row[0]], 3)))
-
     anchors = sorted(found.values(), key=lambda a: -a.score)[: cfg.max_anchors]
     near_ids = {a.node.entity_id for a in anchors}
     misses = tuple(a for a in near if a.node.entity_id not in near_ids)[:20]
     return AnchorStep(tuple(anchors), q.info.kinds, misses, (time.perf_counter() - t0) * 1000)
+
+
+def by_meaning(conn: psycopg.Connection[Any], step: AnchorStep, hits: tuple[Hit, ...], *, workspace: str,
+               cfg: RecallConfig) -> AnchorStep:
+    """Last resort when the question names nothing: the entities behind the nearest
+    memories (step 2's best hits), each less sure the further down it came."""
+    if step.anchors or not hits:
+        return step
+    t0 = time.perf_counter()
+    top = [h.memory_id for h in hits[: cfg.meaning_anchors]]
+    order = {m: r for r, m in enumerate(top)}
+    rows = conn.execute(MEANING_SQL, {"ws": workspace, "ids": top}).fetchall()
+    rows.sort(key=lambda r: order[r[0]])
+    found: dict[int, Anchor] = {}
+    for row in rows:
+        node = _node(row[1:])
+        found.setdefault(node.entity_id, Anchor(node, "meaning", "", round(0.4 - 0.05 * order[row[0]], 3)))
+    anchors = tuple(list(found.values())[: cfg.meaning_anchors])
+    return AnchorStep(anchors, step.kinds, step.near_misses, step.ms + (time.perf_counter() - t0) * 1000)

@@ -87,7 +87,10 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
             push("paths", "Path: " + "".join(parts), None)
     dropped: list[tuple[int, float]] = []
     cap = max(24, int(budget * MAX_LINE_SHARE))
-    for f in facts:
+    for i, f in enumerate(facts):
+        if not top_k and used >= budget - 12:  # full: the rest is dropped unrendered
+            dropped.extend((g.memory_id, g.score) for g in facts[i:])
+            break
         text = fact_line(f.memory_id, f, now)
         n = count_tokens(text)
         if n > cap and not top_k:

@@ -121,7 +121,9 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
                 else:
                     add(mid, "about anchor", 0.35)
 
-    rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": list(why), "qv": qvec}).fetchall() if why else []
+    # binary: the vectors come back as raw floats, not text for Python to parse
+    rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": list(why), "qv": qvec},
+                        binary=True).fetchall() if why else []
     q_stems = q.stems
     facts: list[Fact] = []
     vectors: dict[int, np.ndarray] = {}

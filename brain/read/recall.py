@@ -35,10 +35,10 @@ WITH q AS (
              ORDER BY m.embedding <=> %(qv)s
              LIMIT %(kv)s) v
 )
-SELECT coalesce(t.memory_id, v.memory_id) AS memory_id, t.rnk, v.rnk, t.score, v.dist
-  FROM text_leg t FULL JOIN vector_leg v USING (memory_id)"""
-
-TEXTS_SQL = "SELECT memory_id, text FROM visible_memories WHERE workspace_id = %(ws)s AND memory_id = ANY(%(ids)s)"
+SELECT f.memory_id, f.trnk, f.vrnk, f.score, f.dist, m.text
+  FROM (SELECT coalesce(t.memory_id, v.memory_id) AS memory_id, t.rnk AS trnk, v.rnk AS vrnk, t.score, v.dist
+          FROM text_leg t FULL JOIN vector_leg v USING (memory_id)) f
+  JOIN memories m ON m.workspace_id = %(ws)s AND m.memory_id = f.memory_id"""
 
 
 def hybrid_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
@@ -52,15 +52,14 @@ def hybrid_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, 
         k_text, k_vec = (cfg.top_k if k_text else 0), (cfg.top_k if k_vec else 0)
     rows = conn.execute(HYBRID_SQL, {"ts": ts or "x", "ws": workspace, "kt": k_text, "kv": k_vec,
                                      "qv": qvec}).fetchall()
-    texts = dict(conn.execute(TEXTS_SQL, {"ws": workspace, "ids": [r[0] for r in rows]}).fetchall()) if rows else {}
     hits = []
-    for mid, trank, vrank, tscore, dist in rows:
+    for mid, trank, vrank, tscore, dist, text in rows:
         fused = 0.0
         if trank is not None:
             fused += cfg.text_weight / (cfg.rrf_k + trank)
         if vrank is not None:
             fused += 1.0 / (cfg.rrf_k + vrank)
-        hits.append(Hit(int(mid), texts.get(mid, ""), trank, vrank,
+        hits.append(Hit(int(mid), text, trank, vrank,
                         float(tscore) if tscore is not None else None,
                         float(dist) if dist is not None else None, round(fused, 6)))
     hits.sort(key=lambda h: (-h.fused, h.vector_rank or 10**6, h.text_rank or 10**6))

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from brain.db import Store, default_store
 from brain.embed import Embedder, get_embedder
 from brain.errors import UnknownWorkspace
-from brain.read.anchors import find_anchors
+from brain.read.anchors import by_meaning, find_anchors
 from brain.read.compact import compact
 from brain.read.config import HYBRID, RecallConfig
 from brain.read.paths import walk
@@ -37,14 +37,18 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime |
     qvec = embedder.embed_query(question)
     embed_ms = (time.perf_counter() - t0) * 1000
     q = analyse(question, now)
+    graph = config.mode == "hybrid" and not config.top_k
+    t1 = time.perf_counter()
     with store.bound(workspace, member=member, now=now, readonly=True) as (conn, binding):
-        t1 = time.perf_counter()
-        if conn.execute("SELECT 1 FROM workspaces WHERE workspace_id = %s", (workspace,)).fetchone() is None:
-            raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
         vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
         rec = hybrid_recall(conn, q, qvec, workspace=workspace, cfg=config)
-        if config.mode == "hybrid" and not config.top_k:
-            anchors = find_anchors(conn, q, workspace=workspace, cfg=config, hits=rec.fused)
+        # Only an empty recall pays for telling "no such workspace" from "nothing visible".
+        if not rec.fused and conn.execute("SELECT 1 FROM workspaces WHERE workspace_id = %s",
+                                          (workspace,)).fetchone() is None:
+            raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
+        if graph:
+            anchors = find_anchors(conn, q, workspace=workspace, cfg=config)
+            anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config)
         else:
             anchors = AnchorStep((), q.info.kinds, (), 0.0)

@@ -158,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--data-dir", default=str(ROOT / ".brain-bench"))
     q.add_argument("--out")
     q.set_defaults(func=cmd_questions)
+    for name, split, what in (("quick", "holdout", "the untuned questions only"),
+                              ("all", "all", "every benchmark available here")):
+        a = sub.add_parser(name, help=what)
+        a.set_defaults(func=cmd_questions, data=str(ROOT / "fixtures" / "demo.jsonl"),
+                       questions=str(ROOT / "fixtures" / "questions.jsonl"), split=split,
+                       data_dir=str(ROOT / ".brain-bench"), out=None)
     args = p.parse_args(argv)
     return int(args.func(args))
 

@@ -6,6 +6,7 @@ anchors, ranking, period words and trigram vectors. Pure standard library, no da
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import math
 import re
@@ -676,13 +677,26 @@ class NameIndex(Generic[K]):
     def __init__(self, names: Mapping[str, K]) -> None:
         self._by_first: dict[str, list[tuple[tuple[str, ...], K]]] = {}
         for name, key in names.items():
-            # Keys are meant to be folded already; fold only what plainly is not.
-            parts = tuple((name if _FOLDED_RE.fullmatch(name) else fold(name)).split())
-            if len(" ".join(parts)) <= 2:
-                continue
-            self._by_first.setdefault(parts[0], []).append((parts, key))
-        for entries in self._by_first.values():
-            entries.sort(key=lambda e: -len(e[0]))
+            self.add(name, key)
+
+    @staticmethod
+    def _parts(name: str) -> tuple[str, ...]:
+        # Keys are meant to be folded already; fold only what plainly is not.
+        return tuple((name if _FOLDED_RE.fullmatch(name) else fold(name)).split())
+
+    def add(self, name: str, key: K) -> None:
+        """Index one more name (a writer keeps one index per workspace and grows it)."""
+        parts = self._parts(name)
+        if len(" ".join(parts)) <= 2:
+            return
+        # kept longest-first, so the longest name wins its words
+        bisect.insort(self._by_first.setdefault(parts[0], []), (parts, key), key=lambda e: -len(e[0]))
+
+    def remove(self, name: str) -> None:
+        """Forget a name (for instance once two entities turn out to share it)."""
+        parts = self._parts(name)
+        if parts and parts[0] in self._by_first:
+            self._by_first[parts[0]] = [e for e in self._by_first[parts[0]] if e[0] != parts]
 
     def _scan(self, seq: list[str], out: dict[K, None]) -> None:
         i, n = 0, len(seq)

@@ -79,8 +79,9 @@ class Writer:
         self._lock = threading.Lock()
         # (workspace, kind, id) → display name, so a record can name its link targets.
         self._names: dict[tuple[str, str, str], str] = {}
-        # workspace → (highest entity id seen, folded name → entity id or None if ambiguous)
-        self._mentionable: dict[str, tuple[int, dict[str, int | None]]] = {}
+        # workspace → (highest entity id seen, folded name → entity id or None if ambiguous,
+        # the index of the unambiguous names), grown as entities arrive
+        self._mentionable: dict[str, tuple[int, dict[str, int | None], tx.NameIndex[int]]] = {}
 
     # -- rendering: the text a memory states (also what gets embedded) ---------------
     def _name_of(self, conn: psycopg.Connection[Any] | None, ws: str, kind: str, ident: str) -> str | None:
@@ -321,20 +322,22 @@ class Writer:
 
     def _mentions(self, conn: psycopg.Connection[Any], ws: str, text: str) -> list[int]:
         with self._lock:
-            top, names = self._mentionable.get(ws, (0, {}))
+            top, names, index = self._mentionable.get(ws) or (0, {}, tx.NameIndex({}))
             rows = conn.execute("SELECT n.entity_id, n.name_key FROM entity_names n"
                                 " WHERE n.workspace_id = %s AND n.entity_id > %s", (ws, top)).fetchall()
-            if rows:
-                names = dict(names)
-                for eid, key in rows:
-                    if len(key) < 3:
-                        continue
+            for eid, key in rows:
+                top = max(top, int(eid))
+                if len(key) < 3:
+                    continue
+                if key not in names:
+                    names[key] = int(eid)
+                    index.add(key, int(eid))
+                elif names[key] not in (None, int(eid)):
                     # A name two entities share names neither: better no link than a wrong one.
-                    names[key] = eid if names.get(key, eid) == eid else None
-                    top = max(top, int(eid))
-                self._mentionable[ws] = (top, names)
-        usable = {k: v for k, v in names.items() if v is not None}
-        return [int(e) for e in tx.find_mentions(text, usable)]  # type: ignore[arg-type]
+                    names[key] = None
+                    index.remove(key)
+            self._mentionable[ws] = (top, names, index)
+            return [int(e) for e in index.find(text)]
 
     # -- shared statements -----------------------------------------------------------
     def _entity(self, conn: psycopg.Connection[Any], ws: str, kind: str, key: str, name: str, *,

@@ -89,6 +89,18 @@ def cmd_stop(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    """The benchmarks live in bench/ (not the library); this only hands over to them."""
+    rest = list(args.rest)
+    if rest and rest[0] == "locomo":
+        from bench.locomo import main as locomo_main
+
+        return int(locomo_main(rest[1:]))
+    from bench.__main__ import main as bench_main
+
+    return int(bench_main(rest))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m brain", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -115,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_stop)
 
     add_recall_commands(sub)
+
+    p = sub.add_parser("bench", help="benchmarks: `bench locomo PATH` (public), `bench business` (see bench/)")
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_bench)
     return parser
 
 

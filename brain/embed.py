@@ -225,7 +225,9 @@ class SentenceTransformerEmbedder:
             ) from exc
 
     def _probe_dim(self) -> int:
-        get_dim = getattr(self._model, "get_sentence_embedding_dimension", None)
+        # renamed in sentence-transformers 6; the old name still works there but warns
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or \
+            getattr(self._model, "get_sentence_embedding_dimension", None)
         dim = get_dim() if callable(get_dim) else None
         if not dim:
             # Some module stacks do not declare their output size: measure it.

@@ -279,7 +279,7 @@ class Store:
         An empty store with another dimension is re-typed to it (vectors are typed).
         """
         with wrap_db_errors(), psycopg.connect(self.admin_uri, autocommit=True) as conn:
-            rows = dict(conn.execute("SELECT key, value FROM brain_settings").fetchall())
+            rows: dict[str, str] = dict(conn.execute("SELECT key, value FROM brain_settings").fetchall())
             if not rows:
                 n = conn.execute("SELECT count(*) FROM memories").fetchone()
                 if dim != DEFAULT_DIM and n and n[0] == 0:

@@ -169,6 +169,13 @@ def pending_migrations(conn: psycopg.Connection[Any]) -> list[str]:
     return [m.name for m in migrations() if m.version not in done]
 
 
+def _pending_or_all(conn: psycopg.Connection[Any]) -> list[str]:
+    try:
+        return pending_migrations(conn)
+    except pg_errors.InsufficientPrivilege:   # a role that may not read the ledger yet
+        return [m.name for m in migrations()]
+
+
 def _grant_app_role(conn: psycopg.Connection[Any]) -> None:
     # The URL's user must be able to SET ROLE brain_app; a superuser or the role's
     # creator can grant that to itself. Otherwise the DBA has to, once.
@@ -252,11 +259,17 @@ class Store:
                 embedded = data_path or data_dir()
                 admin = _embedded_uri(embedded)
             with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
-                if migrate:
+                user = conn.execute("SELECT current_user").fetchone()
+                is_app = bool(user and user[0] == APP_ROLE)
+                pending = _pending_or_all(conn)
+                if pending and migrate and not is_app:
                     apply_migrations(conn)
-                elif pending_migrations(conn):
-                    raise BrainError("the store has pending migrations: open it with migrate=True")
-                if url:
+                elif pending:
+                    raise BrainError(
+                        f"the store's schema is not current ({len(pending)} migrations pending: "
+                        f"{', '.join(pending)}). Open it once as its owner (a DATABASE_URL user that "
+                        f"may create tables, or the embedded server) to migrate it.")
+                if url and not is_app:
                     _grant_app_role(conn)
             # Embedded: connect as brain_app itself (trust on the local socket). Other
             # servers: the URL's user, switched to brain_app with SET ROLE on connect.

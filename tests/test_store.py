@@ -12,7 +12,7 @@ import pytest
 
 from brain.db import APP_ROLE, Store, _with_dbname, _with_user, apply_migrations, migrations, pending_migrations
 from brain.embed import get_embedder
-from brain.errors import EmbedderMismatch
+from brain.errors import BrainError, EmbedderMismatch
 from brain.format import parse_line
 from brain.load import load_file, load_lines
 from brain.write import Writer
@@ -294,3 +294,17 @@ def test_unresolvable_grants_read_no_module(writer: Writer) -> None:
         assert binding.modules == ("sales",)
     with writer.store.bound("a", member=None) as (_, binding):
         assert binding.modules == ("*",)
+
+
+def test_database_url_as_the_app_role_opens_a_current_store(fresh_store: Store) -> None:
+    app_url = _with_user(fresh_store.admin_uri, APP_ROLE)
+    store = Store.open(database_url=app_url)
+    try:
+        with store.bound("nowhere") as (conn, _):
+            assert conn.execute("SELECT current_user").fetchone() == (APP_ROLE,)
+    finally:
+        store.close()
+    with psycopg.connect(fresh_store.admin_uri, autocommit=True) as conn:
+        conn.execute("DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)")
+    with pytest.raises(BrainError, match="not current"):
+        Store.open(database_url=app_url)

@@ -46,7 +46,7 @@ _CSS = """<style>
 body { margin: 0; font-family: sans-serif; }
 .card { border: 1px solid #e2e8f0; border-radius: 6px; }
 .card-body { padding: 0; }
-div.vis-tooltip { white-space: pre-wrap; max-width: 460px; font-size: 12px; line-height: 1.35;
+div.vis-tooltip { white-space: pre-wrap; font-family: sans-serif; max-width: 460px; font-size: 12px; line-height: 1.35;
                   background: #fffdf5; border: 1px solid #d9cfa8; padding: 6px 8px; }
 </style>"""
 
@@ -206,8 +206,10 @@ def hidden_graph(report: Any, reasons_text: dict[str, str]) -> str:
             for eid in it.entity_ids:
                 hidden_why[eid] = it.reason
     g = nx.MultiDiGraph()
-    ids = set(report.nodes) | {e.src for e in report.edges} | {e.dst for e in report.edges}
-    for eid in ids:
+    # The relations walked and every hidden entity; visible entities the walk merely
+    # visited would only crowd the drawing.
+    ids = {e.src for e in report.edges} | {e.dst for e in report.edges} | set(hidden_why)
+    for eid in sorted(ids):
         node = report.nodes.get(eid)
         if node is None:
             g.add_node(eid, label=" ", title="not readable by the operator", color=HIDDEN, shape="dot",

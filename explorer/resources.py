@@ -12,13 +12,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlparse
 
 import psycopg
 import streamlit as st
 
 import brain
-from brain.db import APP_ROLE, Store, data_dir
+from brain.db import Store, data_dir
 from brain.embed import Embedder, get_embedder
 from brain.errors import BrainError, DatabaseUnavailable, NotAnOperator
 from brain.read.trace import Recall
@@ -37,20 +36,9 @@ def db_key() -> str:
 
 
 def open_store() -> Store:
-    """Open the store named by the environment, as the CLI does.
-
-    A DATABASE_URL whose user is the app role itself cannot run migrations (it may not
-    create tables, by design): the store is then opened as it stands, unmigrated.
-    """
-    try:
-        return Store.open()
-    except psycopg.errors.InsufficientPrivilege:
-        url = os.environ.get("DATABASE_URL") or ""
-        if not url or urlparse(url).username != APP_ROLE:
-            raise
-        # Store.open tried to migrate as brain_app and was refused: the URL already is
-        # the app role, so connect as it without migrating (see the report to brain/).
-        return Store(url, url)
+    """Open the store named by the environment, as the CLI does (DATABASE_URL, else the
+    embedded server). A URL whose user is the app role is checked, not migrated."""
+    return Store.open()
 
 
 @st.cache_resource(show_spinner="Opening the store…")
@@ -97,9 +85,40 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime, 
     return _recall(db_key(), workspace, member, now.isoformat(), question, int(budget))
 
 
+@st.cache_data(ttl=600, max_entries=128, show_spinner="Asking the rule what it hid…")
+def _explain_hidden(db: str, workspace: str, member: str | None, operator: str, now_iso: str,
+                    question: str) -> Any:
+    from brain.read.hidden import explain_hidden
+
+    return explain_hidden(question, workspace=workspace, member=member, operator=operator,
+                          now=datetime.fromisoformat(now_iso), store=store(), embedder=embedder())
+
+
+def explain_hidden(question: str, *, workspace: str, member: str | None, operator: str, now: datetime) -> Any:
+    """`brain.read.hidden.explain_hidden`, cached per database, member, operator, moment, question."""
+    return _explain_hidden(db_key(), workspace, member, operator, now.isoformat(), question)
+
+
+@st.cache_data(ttl=600, max_entries=128, show_spinner="Comparing the two members…")
+def _compare(db: str, workspace: str, member_a: str | None, member_b: str | None, operator: str,
+             now_iso: str, question: str) -> Any:
+    from brain.read.hidden import compare_members
+
+    return compare_members(question, workspace=workspace, member_a=member_a, member_b=member_b,
+                           operator=operator, now=datetime.fromisoformat(now_iso), store=store(),
+                           embedder=embedder())
+
+
+def compare_members(question: str, *, workspace: str, member_a: str | None, member_b: str | None,
+                    operator: str, now: datetime) -> Any:
+    """`brain.read.hidden.compare_members`, cached per database, both members, operator, moment."""
+    return _compare(db_key(), workspace, member_a, member_b, operator, now.isoformat(), question)
+
+
 def forget_results() -> None:
     """Drop cached reads after a write (the Data page)."""
-    _recall.clear()
+    for cached in (_recall, _explain_hidden, _compare):
+        cached.clear()
 
 
 @contextmanager

@@ -44,9 +44,8 @@ class View:
     def member_param(self) -> str:
         return self.member or NO_PERSON
 
-    def member_label(self, member: str | None = None) -> str:
-        member = self.member if member is None and member != NO_PERSON else member
-        return describe_member(member, self.members)
+    def member_label(self) -> str:
+        return describe_member(self.member, self.members)
 
     @property
     def operators(self) -> list[str]:
@@ -69,7 +68,7 @@ def _modules_text(modules: tuple[str, ...] | list[str]) -> str:
     return ", ".join(modules) if modules else "nothing: the roles do not resolve (fail closed)"
 
 
-def _apply_url(workspaces: list[str], store: Store) -> None:
+def _apply_url(workspaces: list[str]) -> None:
     """Copy the link's parameters into the view, once per session."""
     st.session_state[K.URL_READ] = True
     params = st.query_params
@@ -127,12 +126,15 @@ def render(*, asker: bool = True) -> View | None:
     """
     with resources.shown_errors("opening the store"):
         store = resources.store()
-        workspaces = [w["workspace_id"] for w in store.list_workspaces()]
-    names = {w: w for w in workspaces}
+        rows = store.list_workspaces()
+    workspaces = [w["workspace_id"] for w in rows]
+    names = {w["workspace_id"]: f"{w['name']} ({w['workspace_id']})" if w.get("name") else w["workspace_id"]
+             for w in rows}
     if not st.session_state.get(K.URL_READ) and workspaces:
-        _apply_url(workspaces, store)
+        _apply_url(workspaces)
     if st.session_state.get(K.URL_ERROR):
-        st.error(st.session_state[K.URL_ERROR], icon=":material/link_off:")
+        # Said once, on the run that read the link; the next choice in the sidebar moves on.
+        st.error(st.session_state.pop(K.URL_ERROR), icon=":material/link_off:")
     if not workspaces:
         return None
 

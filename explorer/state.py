@@ -23,6 +23,10 @@ class StateKeys:
     EXPECTED = "view_expected"      # what the analyst expected under "Why not?"
     URL_READ = "url_read"           # query parameters applied once per session
     URL_ERROR = "url_error"         # why the link could not be reproduced as given
+    ROUTED = "routed"               # app.py has run in this session
+    WHYNOT_RESULT = "whynot_result"  # (the view and question it answers, the WhyNot)
+    DATA_REPORT = "data_report"     # (file name, LoadReport) of the last upload
+    DATA_SYNCED = "data_synced"     # the last record synced from the form
 
     # Widget keys (tests drive widgets by these).
     W_WORKSPACE = "sb_workspace"
@@ -48,6 +52,9 @@ class StateKeys:
     W_UPLOAD = "data_upload"
     W_LOAD = "data_load"
     W_SYNC_FORM = "data_sync"
+    W_SYNC_ID = "sync_id"
+    W_SYNC_DATE = "sync_date"
+    W_SYNC_FIELDS = "sync_fields"
 
 
 DEFAULTS: dict[str, Any] = {
@@ -67,3 +74,20 @@ def init_state() -> None:
     """Fill in the defaults a session has not set yet (called by the router each run)."""
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
+    st.session_state[StateKeys.ROUTED] = True
+
+
+def ensure_router() -> None:
+    """Make sure a session's first run goes through app.py's navigation.
+
+    Streamlit still knows the old "pages/ folder" mode: until some run in the process
+    has called st.navigation, a link straight to a page (say /hidden, as the server's
+    first request) runs that file alone, without the router's page config and
+    defaults. Turn that mode off and rerun, so the router runs first. (Only before the
+    router ever ran in this session: a rerun would drop a button's click.)
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory and not st.session_state.get(StateKeys.ROUTED):
+        PagesManager.uses_pages_directory = False
+        st.rerun()

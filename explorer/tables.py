@@ -67,9 +67,9 @@ def facts(result: Recall) -> pd.DataFrame:
     for i, f in enumerate(result.trace.rank.facts, start=1):
         mark = f"earlier → newer [{f.newer_id}]" if f.earlier else ("newer" if _has_earlier(result, f.memory_id) else "")
         row: dict[str, Any] = {"rank": i, "memory": f.memory_id, "in context": f.memory_id in shown,
-                               "score": _r(f.score)}
-        row.update({f"· {k}": _r(f.parts.get(k)) for k in part_names})
-        row.update({"mark": mark, "why": ", ".join(f.why), "kind": f.kind, "module": f.module,
+                               "mark": mark, "score": _r(f.score)}
+        row.update({(k if k not in row else f"part {k}"): _r(f.parts.get(k)) for k in part_names})
+        row.update({"why": ", ".join(f.why), "kind": f.kind, "module": f.module,
                     "date": f.occurred_at.date().isoformat(), "source": f.source, "text": f.text})
         rows.append(row)
     return pd.DataFrame(rows)

@@ -14,7 +14,9 @@ from explorer import examples as ex
 from explorer import graph as eg
 from explorer import resources, sidebar, tables
 from explorer.sidebar import View
-from explorer.state import StateKeys as K
+from explorer.state import StateKeys as K, ensure_router
+
+ensure_router()
 
 VERDICTS = {
     "in_context": ("success", "It is in the context."),
@@ -139,10 +141,11 @@ else:
 
 # -- step 4 -------------------------------------------------------------------------
 st.subheader("4 · Ranked facts")
-st.caption("Every candidate scored, best first; the columns after the score are its parts. "
+st.caption("Every candidate scored, best first; the columns between the score and 'why' are its parts. "
            f"'earlier' marks an older value stated again later, placed after its newer one. {tr.rank.ms:.1f} ms.")
 st.dataframe(tables.facts(result), hide_index=True, width="stretch", height=360,
-             column_config={"text": st.column_config.TextColumn(width="large")})
+             column_config={"text": st.column_config.TextColumn(width="large"),
+                            "mark": st.column_config.TextColumn(width="medium")})
 
 # -- step 5 -------------------------------------------------------------------------
 st.subheader("5 · Visibility")
@@ -168,12 +171,12 @@ with st.expander("Context line by line, and what the budget left out"):
 def why_not_box(r: Recall, v: View) -> None:
     from brain.read.whynot import search_visible, why_not
 
-    st.subheader("Why not?")
+    st.markdown("#### :material/help: Why not?")
     st.caption("Name what you expected, as a string or picked from what this member may see, and see "
                "where it fell out. Facts this member may not see read as not found here: the Hidden "
                "page (operators only) says whether they exist.")
     c1, c2 = st.columns(2)
-    text = c1.text_input("Expected answer (a string)", key=K.W_WHYNOT_TEXT, placeholder="4810023391")
+    text = c1.text_input("Expected answer (a string)", key=K.W_WHYNOT_TEXT, placeholder="an amount, a date, a name, a code…")
     search = c2.text_input("…or search facts and entities this member may see", key=K.W_WHYNOT_SEARCH)
     picks: list[tuple[str, int, str]] = []
     if search.strip():
@@ -186,7 +189,8 @@ def why_not_box(r: Recall, v: View) -> None:
     if picks:
         pick = c2.selectbox("Pick one", list(range(len(picks))), key=K.W_WHYNOT_PICK,
                             format_func=lambda i: f"{picks[i][0]} [{picks[i][1]}] {picks[i][2]}")
-    slot = ("whynot", v.workspace, v.member, v.now.isoformat(), r.question, v.budget)
+    # The answer is kept for reruns, but only for the view and question it was asked in.
+    slot = (v.workspace, v.member, v.now.isoformat(), r.question, v.budget)
     if st.button("Why not?", key=K.W_WHYNOT_GO, type="primary"):
         expected: str | int | None = None
         if text.strip():
@@ -201,11 +205,13 @@ def why_not_box(r: Recall, v: View) -> None:
             st.warning("Type an expected string or pick a fact or entity first.")
         else:
             with resources.shown_errors("why not"):
-                st.session_state[slot] = why_not(r, expected, store=v.store, embedder=v.embedder)
+                st.session_state[K.WHYNOT_RESULT] = (slot, why_not(r, expected, store=v.store,
+                                                                    embedder=v.embedder))
             st.session_state[K.EXPECTED] = str(expected) if isinstance(expected, str) else ""
-    answer = st.session_state.get(slot)
-    if answer is None:
+    kept = st.session_state.get(K.WHYNOT_RESULT)
+    if not kept or kept[0] != slot:
         return
+    answer = kept[1]
     kind, title = VERDICTS.get(answer.verdict, ("info", answer.verdict))
     getattr(st, kind)(f"**{answer.expected}** — {title} {answer.detail}")
     if answer.stages:
@@ -218,11 +224,12 @@ def why_not_box(r: Recall, v: View) -> None:
                      icon=":material/visibility_off:")
 
 
-why_not_box(result, view)
+with st.container(border=True):
+    why_not_box(result, view)
 
 # -- time ---------------------------------------------------------------------------
 st.subheader("Time per step")
 t = tables.timings(result)
-st.bar_chart(t, x="step", y="ms", horizontal=True, height=260)
+st.bar_chart(t, x="step", y="ms", horizontal=True, sort=False, height=280, y_label="", x_label="ms")
 st.caption(f"Total {result.ms:.1f} ms. Steps 1–4 run in one read-only transaction; the visibility rule "
            "is part of their statements.")

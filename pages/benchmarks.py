@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import streamlit as st
 
+from explorer.state import ensure_router
+
+ensure_router()
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+# BRAIN_BENCH_RESULTS points the page elsewhere (the tests use a temporary folder).
+RESULTS = Path(os.environ.get("BRAIN_BENCH_RESULTS") or ROOT / "bench" / "results")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 
 st.title("Benchmarks")
@@ -23,7 +29,7 @@ if not reports:
 
 latest = reports[-1]
 older = [p.parent.name for p in reports[:-1]]
-st.caption(f"Newest report: `{latest.relative_to(ROOT)}`" + (f" · {len(older)} older runs in bench/results/"
+st.caption(f"Newest report: `{latest.parent.name}/report.md`" + (f" · {len(older)} older runs in bench/results/"
                                                               if older else ""))
 text = latest.read_text(encoding="utf-8", errors="replace")
 # Images in the report point at files next to it, which a browser cannot fetch from here:

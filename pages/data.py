@@ -16,7 +16,9 @@ from brain.format import PRIVACY, parse_line
 from brain.load import load_lines
 from brain.read.graph import record_history, search_entities
 from explorer import resources, sidebar
-from explorer.state import StateKeys as K
+from explorer.state import StateKeys as K, ensure_router
+
+ensure_router()
 
 view = sidebar.render(asker=False)
 
@@ -52,11 +54,11 @@ if upload is not None and st.button("Load it", key=K.W_LOAD, type="primary"):
     with resources.shown_errors("loading"):
         report = load_lines(resources.writer(), numbered, total=len(numbered), on_progress=progress)
     resources.forget_results()
-    st.session_state["data_report"] = (upload.name, report)
+    st.session_state[K.DATA_REPORT] = (upload.name, report)
     st.rerun()  # the counts above and the sidebar's workspaces change
 
-if "data_report" in st.session_state:
-    name, report = st.session_state["data_report"]
+if K.DATA_REPORT in st.session_state:
+    name, report = st.session_state[K.DATA_REPORT]
     (st.success if report.ok else st.warning)(f"{name}: {report.summary()}")
     if report.rejected:
         st.dataframe(pd.DataFrame([{"line": r.line, "reason": r.reason} for r in report.rejected]),
@@ -74,13 +76,13 @@ with st.form(K.W_SYNC_FORM):
     app = a.text_input("App", value="erp", key="sync_app")
     module = b.text_input("Module", value="sales", key="sync_module")
     kind = c.text_input("Kind", value="order", key="sync_kind")
-    ident = d.text_input("Id", placeholder="SO-1001", key="sync_id")
+    ident = d.text_input("Id", placeholder="SO-1001", key=K.W_SYNC_ID)
     e, f, g = st.columns(3)
-    when = e.date_input("Date", value=date.today(), key="sync_date", format="YYYY-MM-DD")
+    when = e.date_input("Date", value=date.today(), key=K.W_SYNC_DATE, format="YYYY-MM-DD")
     name = f.text_input("Name (optional)", key="sync_name")
     privacy = g.selectbox("Privacy", PRIVACY, key="sync_privacy")
     owner = st.text_input("Owner (member id, for private or personal records)", key="sync_owner")
-    fields_raw = st.text_area("Fields (a JSON object)", value='{"durum": "teslim edildi"}', key="sync_fields")
+    fields_raw = st.text_area("Fields (a JSON object)", value='{"durum": "teslim edildi"}', key=K.W_SYNC_FIELDS)
     links_raw = st.text_area("Links (a JSON list, optional)", value="",
                              placeholder='[{"rel": "placed_by", "kind": "company", "id": "C-11"}]', key="sync_links")
     text = st.text_input("Text (optional free text)", key="sync_text")
@@ -107,10 +109,10 @@ if submitted:
     with resources.shown_errors("syncing"):
         result = resources.writer().write(line)
     resources.forget_results()
-    st.session_state["data_synced"] = (view.workspace, obj["kind"], obj["id"], obj.get("owner"),
+    st.session_state[K.DATA_SYNCED] = (view.workspace, obj["kind"], obj["id"], obj.get("owner"),
                                        obj["privacy"], result.outcome, result.memory_id)
 
-synced = st.session_state.get("data_synced")
+synced = st.session_state.get(K.DATA_SYNCED)
 if synced and synced[0] == view.workspace:
     ws, kind, ident, owner, privacy, outcome, memory_id = synced
     st.success(f"{kind} {ident}: {outcome}" + (f" (memory [{memory_id}])" if memory_id else ""))

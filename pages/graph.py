@@ -7,10 +7,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from brain.read.graph import neighbourhood, record_history, search_entities
+from brain.read.graph import Neighbourhood, neighbourhood, record_history, search_entities
 from explorer import graph as eg
 from explorer import resources, sidebar
-from explorer.state import StateKeys as K
+from explorer.state import StateKeys as K, ensure_router
+
+ensure_router()
 
 view = sidebar.require_view()
 
@@ -33,7 +35,7 @@ if not found:
 
 top = st.columns([3, 1])
 pick = top[0].selectbox("Entity", list(range(len(found))), key=K.W_GRAPH_PICK,
-                        format_func=lambda i: f"{found[i].label} · {found[i].kind}")
+                        format_func=lambda i: found[i].label if found[i].name != found[i].key else f"{found[i].label} ({found[i].kind})")
 depth = top[1].slider("Hops", min_value=1, max_value=3, value=1, key=K.W_GRAPH_DEPTH)
 center = found[pick if pick is not None and pick < len(found) else 0]
 
@@ -46,16 +48,21 @@ if everything is None:
 
 kinds_all = sorted({n.kind for n in everything.nodes.values()})
 modules_all = sorted({e.module for e in everything.edges})
+# A filter kept from another entity may name kinds or modules this one lacks.
+for key, options in ((K.W_GRAPH_KINDS, kinds_all), (K.W_GRAPH_MODULES, modules_all)):
+    if key in st.session_state:
+        st.session_state[key] = [v for v in st.session_state[key] if v in options]
 f1, f2 = st.columns(2)
 kinds = f1.multiselect("Only neighbours of these kinds", kinds_all, key=K.W_GRAPH_KINDS)
 modules = f2.multiselect("Only relations from these modules", modules_all, key=K.W_GRAPH_MODULES)
-nb = everything
+nb: Neighbourhood | None = everything
 if kinds or modules:
     with resources.shown_errors("filtering the neighbourhood"):
         nb = neighbourhood(center.entity_id, workspace=view.workspace, member=view.member, depth=depth,
                            kinds=kinds or None, modules=modules or None, now=view.now, store=view.store)
 if nb is None:
     st.stop()
+assert nb is not None  # st.stop() ended the run above; this tells the type checker
 
 c = st.columns(3)
 c[0].metric("Entities", len(nb.nodes))
@@ -70,9 +77,11 @@ else:
 st.subheader("Relations and the memories behind them")
 
 
+labels = {eid: node.label for eid, node in nb.nodes.items()}
+
+
 def _name(eid: int) -> str:
-    node = nb.nodes.get(eid)
-    return node.label if node is not None else f"#{eid}"
+    return labels.get(eid, f"#{eid}")
 
 
 if nb.edges:

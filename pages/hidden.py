@@ -11,12 +11,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from brain.read.hidden import compare_members, explain_expected, explain_hidden
+from brain.read.hidden import explain_expected
 from brain.read.visibility import REASONS
 from explorer import graph as eg
 from explorer import resources, sidebar
 from explorer.sidebar import NO_PERSON, describe_member
-from explorer.state import StateKeys as K
+from explorer.state import StateKeys as K, ensure_router
+
+ensure_router()
 
 view = sidebar.require_view()
 
@@ -50,8 +52,8 @@ if not question:
     st.stop()
 
 with resources.shown_errors("explaining what was hidden"):
-    report = explain_hidden(question, workspace=view.workspace, member=view.member, operator=operator,
-                            now=view.now, store=view.store, embedder=view.embedder)
+    report = resources.explain_hidden(question, workspace=view.workspace, member=view.member,
+                                      operator=operator, now=view.now)
 
 # -- counts ---------------------------------------------------------------------------
 st.subheader("What the rule hid, by reason")
@@ -73,8 +75,8 @@ if report.nodes:
 
 if report.items:
     st.subheader("Hidden facts, entities and relations")
-    st.dataframe(pd.DataFrame([{"what": it.what, "id": it.id, "reason": it.reason, "why": it.detail,
-                                "label": it.label} for it in report.items]),
+    st.dataframe(pd.DataFrame([{"what": it.what, "id": it.id, "reason": it.reason, "label": it.label,
+                                "why": it.detail} for it in report.items]),
                  hide_index=True, width="stretch",
                  column_config={"label": st.column_config.TextColumn(width="large")})
 
@@ -115,12 +117,15 @@ a_col, b_col = st.columns(2)
 member_a = a_col.selectbox("Member A", choices, key=K.W_CMP_A, format_func=lambda m: describe_member(m, view.members))
 member_b = b_col.selectbox("Member B", choices, key=K.W_CMP_B, format_func=lambda m: describe_member(m, view.members))
 with resources.shown_errors("comparing members"):
-    cmp = compare_members(question, workspace=view.workspace, member_a=member_a or None,
-                          member_b=member_b or None, operator=operator, now=view.now, store=view.store,
-                          embedder=view.embedder)
-st.caption(f"{cmp.both} facts reach both contexts.")
-for col, facts, who, other in ((a_col, cmp.only_a, member_a, member_b), (b_col, cmp.only_b, member_b, member_a)):
-    col.markdown(f"**Only {describe_member(who or None, view.members)}** gets {len(facts)}")
+    cmp = resources.compare_members(question, workspace=view.workspace, member_a=member_a or None,
+                                    member_b=member_b or None, operator=operator, now=view.now)
+st.caption(f"Each member's own context for this question; {cmp.both} fact(s) reach both. The reason says why "
+           "the other member does not get a fact.")
+for facts, who in ((cmp.only_a, member_a), (cmp.only_b, member_b)):
+    st.markdown(f"**Only {describe_member(who or None, view.members)}** gets {len(facts)} fact(s)")
     if facts:
-        col.dataframe(pd.DataFrame([{"memory": f.memory_id, "why the other does not": cmp.reasons.get(f.memory_id, ""),
-                                     "text": f.text} for f in facts]), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame([{"memory": f.memory_id, "text": f.text,
+                                    "why the other does not": REASONS.get(cmp.reasons.get(f.memory_id, ""),
+                                                                          cmp.reasons.get(f.memory_id, ""))}
+                                   for f in facts]), hide_index=True, width="stretch",
+                     column_config={"text": st.column_config.TextColumn(width="large")})

@@ -29,23 +29,42 @@ def server_uri() -> str:
     return _embedded_uri(Path(os.environ.get("BRAIN_TEST_DATA_DIR", ROOT / ".test-db")))
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @pytest.fixture(scope="session")
-def template_db(server_uri: str) -> str:
+def template_db(server_uri: str) -> Iterator[str]:
+    """A migrated template of this test process. Databases left by test processes that
+    are gone are dropped; those of a run still going on beside this one are left alone."""
+    template = f"{TEMPLATE}_{os.getpid()}"
     with psycopg.connect(server_uri, autocommit=True) as conn:
-        for (name,) in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'brain_t_%%'").fetchall():
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {TEMPLATE}")
-    with psycopg.connect(_with_dbname(server_uri, TEMPLATE), autocommit=True) as conn:
+        for (name,) in conn.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'brain\_t\_%%'"
+                " OR datname LIKE 'brain\_template%%'").fetchall():
+            pid = name.split("_")[2] if name.startswith("brain_t_") else name.rsplit("_", 1)[-1]
+            if not pid.isdigit() or not _alive(int(pid)):
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{template}"')
+    with psycopg.connect(_with_dbname(server_uri, template), autocommit=True) as conn:
         apply_migrations(conn)
-    return TEMPLATE
+    yield template
+    with psycopg.connect(server_uri, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
 
 
 def new_database(server_uri: str, template: str) -> str:
     # uuid, not a counter: this module may be imported twice (as conftest and tests.conftest)
     name = f"brain_t_{os.getpid()}_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE {template}')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     return name
 
 

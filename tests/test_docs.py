@@ -19,7 +19,8 @@ def test_every_cli_command_is_in_the_readme() -> None:
 
 def test_every_environment_setting_is_in_the_readme() -> None:
     names = set()
-    for path in list((ROOT / "brain").rglob("*.py")) + list((ROOT / "explorer").rglob("*.py")):
+    for path in list((ROOT / "brain").rglob("*.py")) + list((ROOT / "explorer").rglob("*.py")) + \
+            list((ROOT / "pages").rglob("*.py")) + [ROOT / "app.py"]:
         names |= set(re.findall(r"""environ(?:\.get)?\(\s*["']((?:BRAIN|DATABASE)_[A-Z_]+)["']""",
                                 path.read_text(encoding="utf-8")))
         names |= set(re.findall(r"""environ\[\s*["']((?:BRAIN|DATABASE)_[A-Z_]+)["']""",

@@ -62,7 +62,9 @@ def derived_aliases(kind: str, name: str) -> list[str]:
         out.append(" ".join(words[:keep]))
     if kind in _SHORT_NAME_KINDS and len(folded) >= 2 and len(folded[0]) >= 4:
         out.append(words[0].rstrip(",."))
-    return out
+        # "Ağaoğlu Yapı" for "Ağaoğlu Yapı Market": every leading part of two words or more
+        out.extend(" ".join(words[:n]).rstrip(",.") for n in range(2, keep))
+    return list(dict.fromkeys(out))
 
 
 def record_ref(line: RecordLine) -> str:

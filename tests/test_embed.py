@@ -290,7 +290,8 @@ def _build_tiny_st_model(path: Path) -> None:
         tokenizer=WhitespaceTokenizer(vocab=vocab, stop_words=set(), do_lower_case=True),
         embedding_weights=weights,
     )
-    pooling = models.Pooling(words.get_word_embedding_dimension())
+    dim_of = getattr(words, "get_embedding_dimension", None) or words.get_word_embedding_dimension
+    pooling = models.Pooling(dim_of())
     SentenceTransformer(modules=[words, pooling], device="cpu").save(str(path))
 
 

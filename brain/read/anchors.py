@@ -60,7 +60,7 @@ def _node(row: Any) -> Node:
     return Node(int(row[0]), str(row[1]), str(row[2]), str(row[3]))
 
 
-def _spans(words: tuple[str, ...], longest: int = 5) -> list[tuple[int, int]]:
+def _spans(words: tuple[str, ...], longest: int = 8) -> list[tuple[int, int]]:
     out = []
     for i in range(len(words)):
         for j in range(min(len(words), i + longest), i, -1):

@@ -52,7 +52,8 @@ FACTS = {
     "correction": {"type": "message", "workspace": "w", "module": "sales", "channel": "email", "id": "m-2",
                    "date": "2026-09-05", "from": "Ali", "supersedes": "m-1", "text": "Teslimat 15 Ekim."},
     "other_ws": {"type": "record", "workspace": "other", "app": "crm", "module": "sales", "kind": "company",
-                 "id": "C-1", "name": "Kuzey Tekstil Dış", "date": "2026-09-01", "fields": {"telefon": "222"}},
+                 "id": "C-1", "name": "Kuzey Tekstil Dışbank", "date": "2026-09-01",
+                 "fields": {"telefon": "0212 777 31 31"}},
 }
 
 V = None  # visible
@@ -130,7 +131,8 @@ def test_recall_names_nothing_hidden(world, member: str | None) -> None:  # type
         if member != "u-sales":
             assert "pazarlık" not in r.context
         assert "izindeyim" not in dump and "12 Ekim" not in dump
-        assert "Dış" not in dump and "222" not in dump
+        # values distinctive enough not to occur by chance (a timing like 5.29222 ms would)
+        assert "Dışbank" not in dump and "0212 777 31 31" not in dump
 
 
 def test_hidden_page_explains_and_needs_an_operator(world) -> None:  # type: ignore[no-untyped-def]

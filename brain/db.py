@@ -382,10 +382,6 @@ def default_store() -> Store:
         return _stores[key]
 
 
-def admin_dsn_for_tests(uri: str, dbname: str) -> str:
-    return _with_dbname(uri, dbname)
-
-
 __all__ = [
     "Binding", "Store", "apply_migrations", "data_dir", "default_store", "migrations",
     "pending_migrations", "stop_embedded", "wrap_db_errors",

@@ -36,10 +36,6 @@ class UnknownWorkspace(BrainError):
     """A workspace id that the store does not hold."""
 
 
-class UnknownMember(BrainError):
-    """A member id that the workspace does not hold."""
-
-
 class EmbedderError(BrainError):
     """An embedding backend cannot be chosen, loaded or run; the message names the fix."""
 

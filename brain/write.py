@@ -31,6 +31,7 @@ from brain.format import (
 # Legal-form words dropped to make a short alias ("Ağaoğlu Yapı A.Ş." → "Ağaoğlu Yapı").
 _LEGAL_FORMS = {"a s", "as", "a ş", "ltd", "sti", "ltd sti", "inc", "llc", "gmbh", "san", "tic",
                 "san ve tic", "ve", "limited", "sirketi", "co", "corp"}
+_LEGAL_FORMS_GLUED = frozenset(f.replace(" ", "") for f in _LEGAL_FORMS)
 # Kinds whose first name word is a usual short name ("Ağaoğlu" for "Ağaoğlu Yapı").
 _SHORT_NAME_KINDS = {"company", "supplier", "customer", "organization", "organisation"}
 
@@ -56,7 +57,7 @@ def derived_aliases(kind: str, name: str) -> list[str]:
     words = name.split()
     # drop trailing legal-form words
     keep = len(words)
-    while keep > 1 and tx.fold(words[keep - 1]).replace(" ", "") in {f.replace(" ", "") for f in _LEGAL_FORMS}:
+    while keep > 1 and tx.fold(words[keep - 1]).replace(" ", "") in _LEGAL_FORMS_GLUED:
         keep -= 1
     if keep < len(words):
         out.append(" ".join(words[:keep]))

@@ -96,6 +96,14 @@ def timings(result: Recall) -> pd.DataFrame:
     return pd.DataFrame([{"step": s, "ms": round(ms, 2)} for s, ms in steps])
 
 
+def versions(rows: list[Any]) -> pd.DataFrame:
+    """A record's versions (brain.read.graph.Version), newest first, as the pages show them."""
+    return pd.DataFrame([{"memory": v.memory_id, "date": v.occurred_at.date().isoformat(),
+                          "current": v.is_current,
+                          "valid until": v.valid_to.date().isoformat() if v.valid_to else "",
+                          "text": v.text} for v in rows])
+
+
 def _in_context(result: Recall) -> set[int]:
     return {ln.memory_id for ln in result.trace.compact.lines if ln.memory_id is not None}
 

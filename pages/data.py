@@ -15,7 +15,7 @@ from brain.errors import BadLine
 from brain.format import PRIVACY, parse_line
 from brain.load import load_lines
 from brain.read.graph import record_history, search_entities
-from explorer import resources, sidebar
+from explorer import resources, sidebar, tables
 from explorer.state import StateKeys as K, ensure_router
 
 ensure_router()
@@ -125,9 +125,6 @@ if synced and synced[0] == view.workspace:
         versions = record_history(nodes[0].entity_id, workspace=ws, member=reader, store=view.store) if nodes else []
     if versions:
         st.markdown(f"**Versions of {kind} {ident}**, newest first")
-        st.dataframe(pd.DataFrame([{"memory": v.memory_id, "date": v.occurred_at.date().isoformat(),
-                                    "current": v.is_current,
-                                    "valid until": v.valid_to.date().isoformat() if v.valid_to else "",
-                                    "text": v.text} for v in versions]),
+        st.dataframe(tables.versions(versions),
                      hide_index=True, width="stretch",
                      column_config={"text": st.column_config.TextColumn(width="large")})

@@ -9,7 +9,7 @@ import streamlit as st
 
 from brain.read.graph import Neighbourhood, neighbourhood, record_history, search_entities
 from explorer import graph as eg
-from explorer import resources, sidebar
+from explorer import resources, sidebar, tables
 from explorer.state import StateKeys as K, ensure_router
 
 ensure_router()
@@ -96,10 +96,7 @@ with resources.shown_errors("reading the history"):
     versions = record_history(center.entity_id, workspace=view.workspace, member=view.member, now=view.now,
                               store=view.store)
 if versions:
-    st.dataframe(pd.DataFrame([{"memory": v.memory_id, "date": v.occurred_at.date().isoformat(),
-                                "current": v.is_current,
-                                "valid until": v.valid_to.date().isoformat() if v.valid_to else "",
-                                "text": v.text} for v in versions]),
+    st.dataframe(tables.versions(versions),
                  hide_index=True, width="stretch",
                  column_config={"text": st.column_config.TextColumn(width="large")})
     if len(versions) > 1:

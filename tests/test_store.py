@@ -14,7 +14,7 @@ from brain.db import APP_ROLE, Store, _with_dbname, _with_user, apply_migrations
 from brain.embed import get_embedder
 from brain.errors import BrainError, EmbedderMismatch
 from brain.format import parse_line
-from brain.load import load_file, load_lines
+from brain.load import load_file
 from brain.write import Writer
 from tests.conftest import drop_database, new_database
 

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brain.db import Store
 from brain.embed import get_embedder
 from brain.format import parse_line
 from brain.read import recall

@@ -7,12 +7,14 @@ only with the facts that state its hops. Token counts are exact (cl100k_base).
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime
 
 from brain.read.trace import AnchorStep, CompactStep, ContextLine, Fact, Node, PathStep, RankStep
 from brain.tokens import count_tokens, truncate_to_tokens
 
+_ID_RE = re.compile(r"\[(\d+)\]")
 MAX_LINE_SHARE = 0.35   # no single fact may take more than this share of the budget
 
 
@@ -31,7 +33,7 @@ def _age(now: datetime, then: datetime) -> str:
     return f"{days // 365} years old"
 
 
-def fact_line(n: int, f: Fact, now: datetime, max_tokens: int | None = None) -> str:
+def fact_line(f: Fact, now: datetime, max_tokens: int | None = None) -> str:
     """`[id] (earlier value) text (source, date, confirmed, age)`; a long text is cut,
     never the stamp that says where and when it comes from."""
     mark = ""
@@ -91,10 +93,10 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         if not top_k and used >= budget - 12:  # full: the rest is dropped unrendered
             dropped.extend((g.memory_id, g.score) for g in facts[i:])
             break
-        text = fact_line(f.memory_id, f, now)
+        text = fact_line(f, now)
         n = count_tokens(text)
         if n > cap and not top_k:
-            text = fact_line(f.memory_id, f, now, max_tokens=cap)
+            text = fact_line(f, now, max_tokens=cap)
             n = count_tokens(text)
         if top_k:   # a plain top-k baseline returns its k facts whole, whatever they cost
             lines.append(ContextLine("facts", text, f.memory_id, n))
@@ -103,14 +105,11 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
             dropped.append((f.memory_id, f.score))
     # paths whose evidence did not fit are not evidence: drop their lines
     kept_ids = {ln.memory_id for ln in lines if ln.memory_id is not None}
-    final = [ln for ln in lines if ln.section != "paths" or all(
-        f"[{mid}]" not in ln.text or mid in kept_ids for mid in _ids_in(ln.text))]
+    final = [ln for ln in lines if ln.section != "paths" or all(mid in kept_ids for mid in _ids_in(ln.text))]
     context = "\n".join(ln.text for ln in final)
     tokens = count_tokens(context)
     return CompactStep(tuple(final), tuple(dropped), budget, tokens, (time.perf_counter() - t0) * 1000)
 
 
 def _ids_in(text: str) -> list[int]:
-    import re
-
-    return [int(x) for x in re.findall(r"\[(\d+)\]", text)]
+    return [int(x) for x in _ID_RE.findall(text)]

@@ -79,7 +79,7 @@ def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall
                 groups.setdefault((dst, rel, False), []).append((row, False))
         skipped: list[tuple[int, str, int]] = []
         new: dict[int, _Reach] = {}
-        for (origin, rel, forward), items in groups.items():
+        for (origin, rel, _), items in groups.items():
             other_kinds = {(r[8] if fwd else r[5]) for r, fwd in items}
             named = bool(other_kinds & asked) or _rel_asked(rel, q)
             if len(items) > cfg.fanout_limit and not named:

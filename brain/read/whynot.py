@@ -73,7 +73,6 @@ def why_not(result: Recall, expected: str | int, *, store: Store | None = None,
     label = str(expected)
     if isinstance(expected, str) and _contains(result.context, expected):
         return WhyNot(label, "in_context", "the context holds it", (), (("compact", "in the context"),))
-    tr = result.trace
     q = analyse(result.question, result.now)
     qvec = embedder.embed_query(result.question)
     with store.bound(result.workspace, member=result.member, now=result.now, readonly=True) as (conn, _):

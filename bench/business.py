@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-SCALE = 30           # ~15,000 graph rows: what loads through the writer in ~25 min here (see the report)
+SCALE = 210          # ~100,000 graph rows (entities + edges + memories), loaded through the writer
 SEED = 7
 REPORT_NAME = "bench-load.json"
 

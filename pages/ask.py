@@ -115,9 +115,12 @@ if tr.anchors.near_misses:
 
 # -- step 2 -------------------------------------------------------------------------
 st.subheader("2 · Recall: full-text and vector legs, fused")
+common = (f" Too common in the modules this member reads, left to the vector leg: "
+          f"{', '.join(tr.recall.common)}." if tr.recall.common else "")
 st.caption(f"Mode {tr.recall.mode}. Full-text leg: {tr.recall.text_hits} hits (top {tr.recall.k_text} kept) "
-           f"for `{tr.recall.tsquery or '—'}`. Vector leg: {tr.recall.vector_hits} hits "
-           f"(top {tr.recall.k_vector} kept). Fused by reciprocal rank; {tr.recall.ms:.1f} ms.")
+           f"for `{tr.recall.tsquery or '—'}`, each word weighed by its rarity.{common} Vector leg: "
+           f"{tr.recall.vector_hits} hits (top {tr.recall.k_vector} kept). Fused by reciprocal rank; "
+           f"{tr.recall.ms:.1f} ms.")
 st.dataframe(tables.fused(result), hide_index=True, width="stretch", height=320,
              column_config={"text": st.column_config.TextColumn(width="large")})
 

@@ -1,57 +1,145 @@
 """Step 2, hybrid recall: full-text (Turkish + English) and vector (HNSW cosine) side by
 side over the visible memories, fused by reciprocal rank in one statement.
 
-The keyword leg weighs a little more: an exact code or name in a question is usually the
-answer. pgvector's iterative scan (set per connection) keeps a filtered HNSW search at k.
+The keyword leg weighs each question word by its rarity in the modules the asker may
+read (per-module word counts kept by the store, see sql/007) and leaves words too common
+to tell memories apart to the vector leg: ranking every memory that holds "sipariş" cost
+most of a recall's time at scale and ordered them by little more than length. A memory
+scores the summed rarity of the question words it holds, cover density breaking ties.
+The keyword leg's hits weigh a little more in the fusion: an exact code or name in a
+question is usually the answer. pgvector's iterative scan (set per connection) keeps a
+filtered HNSW search at k.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import psycopg
 
 from brain.read.config import RecallConfig
-from brain.read.question import Question, tsquery_text
+from brain.read.question import Question
 from brain.read.trace import Hit, RecallStep
 
+# The question's words as a keyword query: each word its own Turkish-or-English query,
+# counted by its rarest lexeme per language (a code is a phrase: all parts must match)
+# and its commonest language; a word in more than `common` of the memories the asker's
+# modules hold is dropped, the rest are weighed by idf. Its own statement: the keyword
+# leg then gets the query as a value, which the planner needs to use the GIN index.
+# Parameters: ws, terms (as shown and counted), queries (websearch syntax), floor, share, cap.
+TERMS_SQL = """
+WITH terms AS (
+    SELECT t.ord, t.term, websearch_to_tsquery('turkish', t.query) || websearch_to_tsquery('english', t.query) AS tq
+      FROM unnest(%(terms)s::text[], %(queries)s::text[]) WITH ORDINALITY AS t(term, query, ord)
+), counted AS (
+    SELECT t.ord, c.cfg, l.lexeme,
+           (SELECT coalesce(sum(n.memories), 0) FROM lexeme_counts n
+             WHERE n.workspace_id = %(ws)s AND n.lexeme = l.lexeme AND brain_module_readable(n.module)) AS df
+      FROM terms t, unnest(ARRAY['turkish', 'english']::regconfig[]) AS c(cfg),
+           unnest(tsvector_to_array(to_tsvector(c.cfg, t.term))) AS l(lexeme)
+), word_df AS (
+    SELECT ord, max(df) AS df FROM (SELECT ord, cfg, min(df) AS df FROM counted GROUP BY 1, 2) s GROUP BY 1
+), total AS (
+    SELECT greatest(1, coalesce(sum(n.memories), 0)) AS n FROM lexeme_counts n
+     WHERE n.workspace_id = %(ws)s AND n.lexeme = '' AND brain_module_readable(n.module)
+)
+SELECT t.term, t.tq::text, coalesce(d.df, 0) AS df,
+       ln(1 + (total.n + 0.5) / (coalesce(d.df, 0) + 0.5)) AS idf,
+       coalesce(d.df, 0) <= least(%(cap)s, greatest(%(floor)s, %(share)s * total.n)) AS kept
+  FROM terms t LEFT JOIN word_df d USING (ord), total
+ WHERE t.tq <> ''::tsquery
+ ORDER BY t.ord"""
+
+# A memory's keyword score is the summed idf of the kept words it holds, found word by
+# word through the GIN index (each match is read once per word it holds, never every
+# word against every match); cover density (ts_rank_cd, costly) then orders only the
+# best 2k. Each leg reads its rows' text.
+KEYWORD_SCORES = """
+SELECT x.memory_id, sum(u.w) AS score
+  FROM unnest(%(tqs)s::tsquery[], %(idfs)s::float8[]) AS u(tq, w)
+  CROSS JOIN LATERAL (SELECT m.memory_id FROM visible_memories m
+                       WHERE m.workspace_id = %(ws)s AND m.fts @@ u.tq) x
+ GROUP BY 1"""
+
 HYBRID_SQL = """
-WITH q AS (
-    SELECT websearch_to_tsquery('turkish', %(ts)s) || websearch_to_tsquery('english', %(ts)s) AS tsq
-), text_leg AS (
-    SELECT t.memory_id, t.score, row_number() OVER (ORDER BY t.score DESC, t.occurred_at DESC) AS rnk
-      FROM (SELECT m.memory_id, m.occurred_at, ts_rank_cd(m.fts, q.tsq, 1) AS score
-              FROM visible_memories m, q
-             WHERE m.workspace_id = %(ws)s AND %(kt)s > 0 AND m.fts @@ q.tsq
-             ORDER BY score DESC, m.occurred_at DESC
+WITH text_leg AS (
+    SELECT t.memory_id, t.text, t.score, row_number() OVER (ORDER BY t.score DESC, t.cd DESC, t.memory_id DESC) AS rnk
+      FROM (SELECT c.memory_id, c.score, m.text, ts_rank_cd(m.fts, %(tsq)s::tsquery, 1) AS cd
+              FROM (""" + KEYWORD_SCORES + """
+                     ORDER BY 2 DESC, 1 DESC LIMIT 2 * %(kt)s) c
+              -- the scored rows came through the visibility rule: only their text is read here
+              JOIN memories m ON m.workspace_id = %(ws)s AND m.memory_id = c.memory_id
+             ORDER BY c.score DESC, cd DESC, c.memory_id DESC
              LIMIT %(kt)s) t
 ), vector_leg AS (
-    SELECT v.memory_id, v.dist, row_number() OVER (ORDER BY v.dist) AS rnk
-      FROM (SELECT m.memory_id, m.embedding <=> %(qv)s AS dist
+    SELECT v.memory_id, v.text, v.dist, row_number() OVER (ORDER BY v.dist) AS rnk
+      FROM (SELECT m.memory_id, m.text, m.embedding <=> %(qv)s AS dist
               FROM visible_memories m
              WHERE m.workspace_id = %(ws)s AND %(kv)s > 0
              ORDER BY m.embedding <=> %(qv)s
              LIMIT %(kv)s) v
 )
-SELECT f.memory_id, f.trnk, f.vrnk, f.score, f.dist, m.text
-  FROM (SELECT coalesce(t.memory_id, v.memory_id) AS memory_id, t.rnk AS trnk, v.rnk AS vrnk, t.score, v.dist
-          FROM text_leg t FULL JOIN vector_leg v USING (memory_id)) f
-  JOIN memories m ON m.workspace_id = %(ws)s AND m.memory_id = f.memory_id"""
+SELECT coalesce(t.memory_id, v.memory_id), t.rnk, v.rnk, t.score, v.dist, coalesce(t.text, v.text)
+  FROM text_leg t FULL JOIN vector_leg v USING (memory_id)"""
+
+# A word held by more than this share of the memories an asker's modules hold (with a
+# floor for small stores, where every word is rare enough to rank cheaply, and a cap so
+# the cost stays bounded in large ones) is left to the vector leg.
+COMMON_FLOOR = 60
+COMMON_SHARE = 0.05
+COMMON_CAP = 400
+
+
+def _websearch(term: str) -> str:
+    """One term in websearch syntax: a phrase quoted; an identifier also in its Turkish-I
+    form, since stored text is lowered the Turkish way ("INV-7" is stored "ınv-7") while
+    a question's identifiers are not ("INV-7" and "inv-7" both ask for "inv-7")."""
+    clean = term.replace('"', " ").strip()
+    forms = [clean]
+    if any(ch.isdigit() for ch in clean) and "i" in clean:
+        forms.append(clean.replace("i", "ı"))
+    return " or ".join(f'"{f}"' if (" " in f or "-" in f) else f for f in forms)
+
+
+def text_query_params(q: Question, workspace: str) -> dict[str, Any]:
+    terms = [t for t in q.terms if t.replace('"', " ").strip()]
+    return {"ws": workspace, "terms": terms, "queries": [_websearch(t) for t in terms], "floor": COMMON_FLOOR,
+            "share": COMMON_SHARE, "cap": COMMON_CAP}
+
+
+@dataclass(frozen=True)
+class TextQuery:
+    tsquery: str | None                  # the kept words ORed, None when none is left
+    parts: tuple[str, ...]               # each kept word's own query …
+    idf: tuple[float, ...]               # … and its weight
+    common: tuple[str, ...]              # words left to the vector leg
+
+
+def text_query(conn: psycopg.Connection[Any], q: Question, workspace: str) -> TextQuery:
+    """The question's keyword query, as the asker's readable modules weigh its words."""
+    params = text_query_params(q, workspace)
+    if not params["terms"]:
+        return TextQuery(None, (), (), ())
+    rows = conn.execute(TERMS_SQL, params).fetchall()
+    kept = [(str(tq), float(idf)) for _, tq, _, idf, keep in rows if keep]
+    return TextQuery(" | ".join(f"( {tq} )" for tq, _ in kept) or None, tuple(tq for tq, _ in kept),
+                     tuple(w for _, w in kept), tuple(str(r[0]) for r in rows if not r[4]))
 
 
 def hybrid_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
                   cfg: RecallConfig) -> RecallStep:
     """Both legs and their reciprocal-rank fusion, best first."""
     t0 = time.perf_counter()
-    ts = tsquery_text(q)
-    k_text = cfg.k_text if cfg.mode in ("hybrid", "keyword") and ts else 0
+    tq = text_query(conn, q, workspace) if cfg.mode in ("hybrid", "keyword") else TextQuery(None, (), (), ())
+    k_text = cfg.k_text if tq.parts else 0
     k_vec = cfg.k_vector if cfg.mode in ("hybrid", "vector") else 0
     if cfg.top_k:
         k_text, k_vec = (cfg.top_k if k_text else 0), (cfg.top_k if k_vec else 0)
-    rows = conn.execute(HYBRID_SQL, {"ts": ts or "x", "ws": workspace, "kt": k_text, "kv": k_vec,
-                                     "qv": qvec}).fetchall()
+    rows = conn.execute(HYBRID_SQL, {"ws": workspace, "tsq": tq.tsquery, "tqs": list(tq.parts) if k_text else [],
+                                     "idfs": list(tq.idf) if k_text else [], "kt": k_text, "kv": k_vec, "qv": qvec}).fetchall()
     hits = []
     for mid, trank, vrank, tscore, dist, text in rows:
         fused = 0.0
@@ -63,5 +151,6 @@ def hybrid_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, 
                         float(tscore) if tscore is not None else None,
                         float(dist) if dist is not None else None, round(fused, 6)))
     hits.sort(key=lambda h: (-h.fused, h.vector_rank or 10**6, h.text_rank or 10**6))
-    return RecallStep(cfg.mode, ts, k_text, k_vec, sum(1 for h in hits if h.text_rank),
-                      sum(1 for h in hits if h.vector_rank), tuple(hits), (time.perf_counter() - t0) * 1000)
+    return RecallStep(cfg.mode, tq.tsquery or "", k_text, k_vec, sum(1 for h in hits if h.text_rank),
+                      sum(1 for h in hits if h.vector_rank), tuple(hits), (time.perf_counter() - t0) * 1000,
+                      tq.common)

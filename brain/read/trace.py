@@ -70,13 +70,14 @@ class Hit:
 @dataclass(frozen=True)
 class RecallStep:
     mode: str
-    tsquery: str
+    tsquery: str               # the keyword query as run: the question's words that were kept
     k_text: int
     k_vector: int
     text_hits: int
     vector_hits: int
     fused: tuple[Hit, ...]
     ms: float
+    common: tuple[str, ...] = ()   # words too common in the asker's modules to rank by
 
 
 @dataclass(frozen=True)

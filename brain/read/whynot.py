@@ -14,7 +14,8 @@ from brain import text as tx
 from brain.db import Store, default_store
 from brain.embed import Embedder, get_embedder
 from brain.read.hidden import search_needle
-from brain.read.question import analyse, tsquery_text
+from brain.read.question import analyse
+from brain.read.recall import KEYWORD_SCORES, text_query
 from brain.read.trace import Recall
 
 FIND_SQL = """
@@ -26,13 +27,13 @@ ONE_SQL = "SELECT memory_id, text FROM visible_memories WHERE workspace_id = %(w
 
 # A fact's rank in each recall leg over everything the asker may see.
 LEG_RANKS_SQL = """
-WITH q AS (SELECT websearch_to_tsquery('turkish', %(ts)s) || websearch_to_tsquery('english', %(ts)s) AS tsq),
-me AS (SELECT m.embedding <=> %(qv)s AS dist, ts_rank_cd(m.fts, q.tsq, 1) AS score, m.fts @@ q.tsq AS hit
-         FROM visible_memories m, q WHERE m.workspace_id = %(ws)s AND m.memory_id = %(id)s)
+WITH scores AS (""" + KEYWORD_SCORES + """),
+me AS (SELECT m.embedding <=> %(qv)s AS dist, s.score
+         FROM visible_memories m LEFT JOIN scores s USING (memory_id)
+        WHERE m.workspace_id = %(ws)s AND m.memory_id = %(id)s)
 SELECT (SELECT count(*) + 1 FROM visible_memories m WHERE m.workspace_id = %(ws)s
            AND (m.embedding <=> %(qv)s) < me.dist) AS vector_rank,
-       CASE WHEN me.hit THEN (SELECT count(*) + 1 FROM visible_memories m, q WHERE m.workspace_id = %(ws)s
-           AND m.fts @@ q.tsq AND ts_rank_cd(m.fts, q.tsq, 1) > me.score) END AS text_rank
+       CASE WHEN me.score IS NOT NULL THEN (SELECT count(*) + 1 FROM scores s WHERE s.score > me.score) END
   FROM me"""
 
 ENTITIES_SQL = """
@@ -84,8 +85,8 @@ def why_not(result: Recall, expected: str | int, *, store: Store | None = None,
             return WhyNot(label, "not_found",
                           "nothing this member may see holds it (the Hidden page tells an operator more)", (), ())
         mid = int(rows[0][0])
-        ranks = conn.execute(LEG_RANKS_SQL, {"ws": result.workspace, "id": mid, "qv": qvec,
-                                             "ts": tsquery_text(q) or "x"}).fetchone()
+        tq = text_query(conn, q, result.workspace)
+        ranks = conn.execute(LEG_RANKS_SQL, {"ws": result.workspace, "id": mid, "qv": qvec, "tqs": list(tq.parts), "idfs": list(tq.idf)}).fetchone()
         entities = conn.execute(ENTITIES_SQL, {"ws": result.workspace, "id": mid}).fetchall()
     return _diagnose(result, label, mid, [int(r[0]) for r in rows], ranks, entities)
 

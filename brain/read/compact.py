@@ -12,7 +12,7 @@ import time
 from datetime import datetime
 
 from brain.read.trace import AnchorStep, CompactStep, ContextLine, Fact, Node, PathStep, RankStep
-from brain.tokens import count_tokens, truncate_to_tokens
+from brain.tokens import count_tokens, count_tokens_cached, truncate_to_tokens
 
 _ID_RE = re.compile(r"\[(\d+)\]")
 MAX_LINE_SHARE = 0.35   # no single fact may take more than this share of the budget
@@ -36,6 +36,13 @@ def _age(now: datetime, then: datetime) -> str:
 def fact_line(f: Fact, now: datetime, max_tokens: int | None = None) -> str:
     """`[id] (earlier value) text (source, date, confirmed, age)`; a long text is cut,
     never the stamp that says where and when it comes from."""
+    return _fact_parts(f, now, max_tokens)[0]
+
+
+def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None) -> tuple[str, int]:
+    """The line and its token count, the text's count cached: a memory's text recurs
+    across recalls, its stamp (ids, dates, age) is short. The sum can differ from the
+    line's own count by a token where pieces join; compact() counts the context exactly."""
     mark = ""
     if f.earlier:
         mark = "(earlier value" + (f", replaced by [{f.newer_id}]" if f.newer_id else "") + ") "
@@ -46,11 +53,11 @@ def fact_line(f: Fact, now: datetime, max_tokens: int | None = None) -> str:
     if f.expires_at is not None:
         stamp += f", expires {_day(f.expires_at)}"
     text = f.text
-    if max_tokens is not None:
-        room = max_tokens - count_tokens(f"[{f.memory_id}] {mark} ({stamp})") - 1
-        if count_tokens(text) > room:
-            text = truncate_to_tokens(text, max(8, room)) + "…"
-    return f"[{f.memory_id}] {mark}{text} ({stamp})"
+    frame = count_tokens(f"[{f.memory_id}] {mark} ({stamp})")
+    if max_tokens is not None and count_tokens_cached(text) > max_tokens - frame - 1:
+        text = truncate_to_tokens(text, max(8, max_tokens - frame - 1)) + "…"
+        return f"[{f.memory_id}] {mark}{text} ({stamp})", frame + count_tokens(text)
+    return f"[{f.memory_id}] {mark}{text} ({stamp})", frame + count_tokens_cached(text)
 
 
 def _node_label(node: Node | None, eid: int) -> str:
@@ -93,22 +100,34 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         if not top_k and used >= budget - 12:  # full: the rest is dropped unrendered
             dropped.extend((g.memory_id, g.score) for g in facts[i:])
             break
-        text = fact_line(f, now)
-        n = count_tokens(text)
+        text, n = _fact_parts(f, now)
         if n > cap and not top_k:
-            text = fact_line(f, now, max_tokens=cap)
-            n = count_tokens(text)
+            text, n = _fact_parts(f, now, max_tokens=cap)
         if top_k:   # a plain top-k baseline returns its k facts whole, whatever they cost
             lines.append(ContextLine("facts", text, f.memory_id, n))
             continue
         if not push("facts", text, f.memory_id, n):
             dropped.append((f.memory_id, f.score))
-    # paths whose evidence did not fit are not evidence: drop their lines
-    kept_ids = {ln.memory_id for ln in lines if ln.memory_id is not None}
-    final = [ln for ln in lines if ln.section != "paths" or all(mid in kept_ids for mid in _ids_in(ln.text))]
+    final = _evidenced(lines)
     context = "\n".join(ln.text for ln in final)
     tokens = count_tokens(context)
+    # Line counts are summed from parts: should the exact count exceed the budget, the
+    # last facts go until it fits.
+    score = {f.memory_id: f.score for f in facts}
+    while tokens > budget and not top_k and any(ln.section == "facts" for ln in final):
+        last = max(i for i, ln in enumerate(final) if ln.section == "facts")
+        gone = final.pop(last).memory_id or 0
+        dropped.append((gone, score.get(gone, 0.0)))
+        final = _evidenced(final)
+        context = "\n".join(ln.text for ln in final)
+        tokens = count_tokens(context)
     return CompactStep(tuple(final), tuple(dropped), budget, tokens, (time.perf_counter() - t0) * 1000)
+
+
+def _evidenced(lines: list[ContextLine]) -> list[ContextLine]:
+    """Paths whose evidence did not fit are not evidence: their lines go too."""
+    kept_ids = {ln.memory_id for ln in lines if ln.memory_id is not None}
+    return [ln for ln in lines if ln.section != "paths" or all(mid in kept_ids for mid in _ids_in(ln.text))]
 
 
 def _ids_in(text: str) -> list[int]:

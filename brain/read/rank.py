@@ -32,7 +32,12 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
          WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id AND me.role <> 'from') AS entities,
        (SELECT e.name FROM memory_entities me JOIN entities e USING (workspace_id, entity_id)
          WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id AND me.role = 'from'
-         LIMIT 1) AS sender
+         LIMIT 1) AS sender,
+       -- an earlier version of a record: the version that replaced it, if the asker sees it
+       CASE WHEN m.valid_to IS NOT NULL AND m.origin = 'record' THEN
+           (SELECT c.memory_id FROM visible_memories c
+             WHERE c.workspace_id = m.workspace_id AND c.ref_key = m.ref_key AND c.valid_to IS NULL
+             LIMIT 1) END AS current_version
   FROM visible_memories m
  WHERE m.workspace_id = %(ws)s AND m.memory_id = ANY(%(ids)s)"""
 
@@ -62,10 +67,6 @@ UNION ALL
           WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(ends)s) AND me.role = 'link'
             AND m.valid_to IS NULL) x
   WHERE x.r <= 4)"""
-
-NEWER_SQL = """
-SELECT m.ref_key, m.memory_id FROM visible_memories m
- WHERE m.workspace_id = %(ws)s AND m.ref_key = ANY(%(refs)s) AND m.valid_to IS NULL"""
 
 @functools.lru_cache(maxsize=50_000)
 def _stems(text: str) -> frozenset[str]:
@@ -141,10 +142,11 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
     facts: list[Fact] = []
     vectors: dict[int, np.ndarray] = {}
     meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]] = {}
+    replaced_by: dict[int, int] = {}
     now = q.now
     codes = [c.lower() for c in q.info.codes]
     for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, ref, importance,
-         thread, sim, emb, ents, sender) in rows:
+         thread, sim, emb, ents, sender, current_version) in rows:
         own_stems = _stems(text)   # what the fact itself says, before the sender is named
         if sender:  # the sender is a visible entity: this fact links it
             text = f"{sender}: {text}"
@@ -171,24 +173,21 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
                           {k: round(v, 4) for k, v in parts.items()}, round(score, 5)))
         vectors[mid] = np.asarray(emb, dtype=np.float32)
         meta[mid] = (ref, thread, frozenset(ents or ()), own_stems)
+        if current_version is not None and current_version != mid:
+            replaced_by[int(mid)] = int(current_version)
 
-    facts = _mark_earlier(conn, facts, vectors, meta, workspace)
+    facts = _mark_earlier(facts, vectors, meta, replaced_by)
     ordered = _order(facts)
     return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
 
 
-def _mark_earlier(conn: psycopg.Connection[Any], facts: list[Fact], vectors: dict[int, np.ndarray],
+def _mark_earlier(facts: list[Fact], vectors: dict[int, np.ndarray],
                   meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]],
-                  workspace: str) -> list[Fact]:
+                  replaced_by: dict[int, int]) -> list[Fact]:
     """Link each earlier value to the newer one that replaced it."""
-    newer: dict[int, int] = {}
-    # records: an earlier version points at its record's current version
-    refs = sorted({meta[f.memory_id][0] for f in facts if f.earlier and f.origin == "record"})
-    if refs:
-        current = dict(conn.execute(NEWER_SQL, {"ws": workspace, "refs": refs}).fetchall())
-        for f in facts:
-            if f.earlier and f.origin == "record" and meta[f.memory_id][0] in current:
-                newer[f.memory_id] = int(current[meta[f.memory_id][0]])
+    # records: an earlier version points at its record's current version (read with it)
+    newer: dict[int, int] = {f.memory_id: replaced_by[f.memory_id] for f in facts
+                             if f.earlier and f.memory_id in replaced_by}
     # conversation: a later turn about the same things, saying nearly the same, corrects it.
     # In one thread nearly the same meaning is enough. Across threads, something both name
     # (who sent them is not enough: one person's turns are not all about one thing) and

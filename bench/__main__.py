@@ -363,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
             ("quick", "a subset in minutes (never loads the scale set)",
              dict(multi_hop=20, sweep_questions=8, sweep_multi_hop=0, app_questions=2, graph_terms=1)),
             ("all", "everything: questions, the scale set and its multi-hop questions, the permission sweep",
-             dict(multi_hop=240, sweep_questions=0, sweep_multi_hop=40, app_questions=10, graph_terms=4))):
+             dict(multi_hop=240, sweep_questions=0, sweep_multi_hop=40, app_questions=0, graph_terms=40))):
         a = sub.add_parser(name, help=what)
         a.add_argument("--out")
         a.add_argument("--scale", type=int, default=SCALE, help=f"scale set size (default {SCALE})")
@@ -378,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         a.add_argument("--sweep-multi-hop", type=int, default=d["sweep_multi_hop"],
                        help="multi-hop questions added to the sweep")
         a.add_argument("--app-questions", type=int, default=d["app_questions"],
-                       help="questions rendered on the Ask page per asker")
+                       help="questions rendered on the Ask page per asker (0: every sweep question)")
         a.add_argument("--graph-terms", type=int, default=d["graph_terms"],
                        help="entity searches on the Graph page per asker")
         a.set_defaults(func=cmd_bench)

@@ -412,15 +412,15 @@ def run_sweep(lines: list[dict[str, Any]], questions: list[dict[str, Any]], *, s
               data_dir: str | None, now: str, app_questions: int, graph_terms: int,
               prepared: tuple[list[dict[str, Any]], dict[str, Forbidden]] | None = None,
               batch: Batch | None = None) -> dict[str, Any]:
-    """The whole sweep; `app_questions` per asker on the Ask page, `graph_terms` searches
-    per asker on the Graph page (AppTest runs are slow: they are a subset). A batch
-    subprocess started earlier (`start_batch`) is collected at the end."""
+    """The whole sweep; `app_questions` per asker on the Ask page (0: every question),
+    `graph_terms` searches per asker on the Graph page. A batch subprocess started
+    earlier (`start_batch`) is collected at the end."""
     entries, forb = prepared or prepare(lines, now)
     if batch is None:
         batch = start_batch(questions, forb, data_dir=data_dir)
     results = [sweep_recall(questions, forb, store=store, embedder=embedder)]
     step = max(1, len(questions) // max(1, app_questions))
-    results.append(sweep_ask_page(questions[::step][:app_questions], forb))
+    results.append(sweep_ask_page(questions[::step][:app_questions] if app_questions > 0 else questions, forb))
     results.append(sweep_graph_page(search_terms(lines, graph_terms), forb, now=now))
     results.insert(1, finish_batch(batch))
     check = control(lines, forb, store=store, embedder=embedder, now=now)

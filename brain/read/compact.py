@@ -53,7 +53,9 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None) -> tuple[
     if f.expires_at is not None:
         stamp += f", expires {_day(f.expires_at)}"
     text = f.text
-    frame = count_tokens(f"[{f.memory_id}] {mark} ({stamp})")
+    # ids, marks and stamps recur too: each piece is counted once per process
+    frame = (count_tokens_cached(f"[{f.memory_id}]") + count_tokens_cached(f" {mark}")
+             + count_tokens_cached(f" ({stamp})"))
     if max_tokens is not None and count_tokens_cached(text) > max_tokens - frame - 1:
         text = truncate_to_tokens(text, max(8, max_tokens - frame - 1)) + "…"
         return f"[{f.memory_id}] {mark}{text} ({stamp})", frame + count_tokens(text)

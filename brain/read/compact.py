@@ -1,8 +1,9 @@
 """Step 6, compact: a short, sourced, dated context under a token budget.
 
-One line per fact, each with its source, its date, when it was last confirmed and its
-age; earlier values are marked as earlier. Anchors and answer paths come first, a path
-only with the facts that state its hops. Token counts are exact (cl100k_base).
+A first line gives today's date; then one line per fact, each with its source, its date
+and when it was last confirmed; earlier values are marked as earlier. Anchors and answer
+paths come next, a path only with the facts that state its hops. Token counts are exact
+(cl100k_base).
 """
 
 from __future__ import annotations
@@ -22,27 +23,20 @@ def _day(dt: datetime) -> str:
     return dt.date().isoformat()
 
 
-def _age(now: datetime, then: datetime) -> str:
-    days = int((now - then).total_seconds() // 86400)
-    if days <= 0:
-        return "today"
-    if days < 60:
-        return f"{days} days old"
-    if days < 730:
-        return f"{days // 30} months old"
-    return f"{days // 365} years old"
+def today_line(now: datetime) -> str:
+    """Said once, so each fact's age follows from its date without a stamp of its own."""
+    return f"Today: {_day(now)}"
 
 
-def fact_line(f: Fact, now: datetime, max_tokens: int | None = None) -> str:
-    """`[id] (earlier value) text (source, date, confirmed, age)`; a long text is cut,
-    never the stamp that says where and when it comes from."""
+def fact_line(f: Fact, max_tokens: int | None = None) -> str:
+    """`[id] (earlier value) text (source, date, confirmed)`; a long text is cut, never
+    the stamp that says where and when it comes from."""
     mark = ""
     if f.earlier:
         mark = "(earlier value" + (f", replaced by [{f.newer_id}]" if f.newer_id else "") + ") "
     stamp = f"{f.source}, {_day(f.occurred_at)}"
     if _day(f.confirmed_at) != _day(f.occurred_at):
         stamp += f", confirmed {_day(f.confirmed_at)}"
-    stamp += f", {_age(now, f.confirmed_at)}"
     if f.expires_at is not None:
         stamp += f", expires {_day(f.expires_at)}"
     text = f.text
@@ -75,6 +69,7 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         return True
 
     facts = list(rank.facts[:top_k] if top_k else rank.facts)
+    push("today", today_line(now), None)
     if not top_k:
         if anchors.anchors:
             push("anchors", "Named: " + "; ".join(f"{a.node.label}" for a in anchors.anchors), None)
@@ -93,10 +88,10 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         if not top_k and used >= budget - 12:  # full: the rest is dropped unrendered
             dropped.extend((g.memory_id, g.score) for g in facts[i:])
             break
-        text = fact_line(f, now)
+        text = fact_line(f)
         n = count_tokens(text)
         if n > cap and not top_k:
-            text = fact_line(f, now, max_tokens=cap)
+            text = fact_line(f, max_tokens=cap)
             n = count_tokens(text)
         if top_k:   # a plain top-k baseline returns its k facts whole, whatever they cost
             lines.append(ContextLine("facts", text, f.memory_id, n))

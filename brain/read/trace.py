@@ -152,7 +152,7 @@ class VisibilityStep:
 
 @dataclass(frozen=True)
 class ContextLine:
-    section: str                  # anchors | paths | facts
+    section: str                  # today | anchors | paths | facts
     text: str
     memory_id: int | None
     tokens: int

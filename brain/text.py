@@ -266,9 +266,36 @@ def stems(s: str) -> set[str]:
             out.add(_ascii_fold_word(tok))
             continue
         f = fold(tok).replace(" ", "")
+        if tok.isascii():
+            f = _english_base(f)
         if len(f) > 1:
             out.add(f[:5])
     return out
+
+
+_DOUBLE_END = re.compile(r"([b-df-hj-np-tv-z])\1$")
+
+
+@lru_cache(maxsize=65536)
+def _english_base(w: str) -> str:
+    """A light English stemmer, so a short word meets its inflections before the cut to
+    five letters: "kids" → "kid", "hiking"/"hiked"/"hikes" → "hik", "running" → "run".
+    Question and fact go through the same rule, so an odd base still matches itself."""
+    if not w.isalpha():
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("ing") and len(w) > 5:
+        w = w[:-3]
+    elif w.endswith("ed") and len(w) > 4:
+        w = w[:-2]
+    elif w.endswith("es") and len(w) > 4 and w[-3] in "sxz" or w.endswith(("ches", "shes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
+        w = w[:-1]
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    return _DOUBLE_END.sub(r"\1", w)
 
 
 # --------------------------------------------------------------------------- lexicons

@@ -111,3 +111,27 @@ def test_loads_once_and_scores(fresh_store, shaped_file: Path, tmp_path: Path, c
     conv = locomo.read_file(shaped_file)[0]
     assert locomo.ensure_loaded(fresh_store, embedder, conv) == {"loaded": False}
     assert len(locomo.dia_map(fresh_store, "locomo-conv-t1")) == 5
+
+
+def test_turns_beside_a_strong_hit_are_lifted(fresh_store) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from brain.embed import get_embedder
+    from brain.read import VECTOR_ONLY, recall
+
+    embedder = get_embedder("hash:384")
+    conv = locomo.conversation(SHAPED[0])
+    locomo.ensure_loaded(fresh_store, embedder, conv)
+    dia = {v: k for k, v in locomo.dia_map(fresh_store, conv.workspace).items()}
+    ask = dict(workspace=conv.workspace, member=locomo.READER, now=conv.last + timedelta(days=1),
+               store=fresh_store, embedder=embedder)
+    r = recall("Did Bora adopt a grey cat?", **ask)
+    facts = {f.memory_id: f for f in r.trace.rank.facts}
+    # the reply right after the matching turn is lifted, and says beside which turn
+    reply = facts[dia["D1:3"]]
+    assert reply.parts.get("beside", 0) > 0 and f"beside [{dia['D1:2']}]" in reply.why
+    # a neighbour is a turn of the same session: the next session's turns are never beside it
+    assert not any(f"beside [{dia['D1:2']}]" in facts[dia[d]].why for d in ("D2:1", "D2:2") if dia[d] in facts)
+    # the plain baselines stay plain
+    plain = recall("Did Bora adopt a grey cat?", config=VECTOR_ONLY, **ask)
+    assert not any("beside" in f.parts for f in plain.trace.rank.facts)

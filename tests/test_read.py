@@ -4,6 +4,8 @@ generated fixture lines, never named here, so the tests follow the generator."""
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import replace
 from datetime import datetime, timezone
 
@@ -146,7 +148,7 @@ def test_compact_respects_the_budget_and_dates_every_fact(demo_store, embedder, 
     for line in r.trace.compact.lines:
         if line.section == "facts":
             assert line.text.rstrip().endswith(")") and "2026-" in line.text
-            assert "old" in line.text or "today" in line.text
+            assert re.search(r", (today|\d+(d|mo|y) old)[,)]", line.text), line.text   # its age
 
 
 def test_vector_mode_is_plain_top_10(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
@@ -177,3 +179,28 @@ def test_turkish_answer_matching_is_locale_aware() -> None:
     assert contains("İSTANBUL ŞUBESİ", "istanbul şubesi")
     assert contains("ırmak", "IRMAK") and not contains("irmak", "IRMAK")
     assert tx.tr_lower("KIŞ") == "kış"
+
+
+def test_a_short_reply_is_not_taken_for_a_correction_of_a_longer_turn() -> None:
+    import numpy as np
+
+    from brain.read.rank import _mark_earlier, _stems
+    from brain.read.trace import Fact
+
+    def turn(mid: int, day: int, text: str) -> Fact:
+        when = datetime(2026, 11, day, tzinfo=timezone.utc)
+        return Fact(mid, text, "message", "chat", "chat", "chat", when, when, None, False, None, (), {}, 1.0)
+
+    old = turn(1, 1, "Glad you have people to lean on, Mel. It helps in tough times.")
+    long_later = turn(2, 9, "Thanks Mel, tough times were easier with people to lean on; it helps me help "
+                            "others now, at the youth center, every single week, with new friends.")
+    restated = turn(3, 9, "Glad you have people to lean on, Mel. It really helps in tough times.")
+    vec = np.ones(4, dtype=np.float32) / 2   # the same meaning: only the words tell them apart
+    meta = {f.memory_id: ("", f"s{f.memory_id}", frozenset({7}), _stems(f.text)) for f in (old, long_later, restated)}
+    vectors = {m: vec for m in meta}
+    # another thread, and most of the short turn's words inside a longer one: not a correction
+    marked = _mark_earlier([old, long_later], vectors, meta, {})
+    assert not any(f.earlier for f in marked)
+    # the same words said again: the older one is the earlier value
+    marked = _mark_earlier([old, restated], vectors, meta, {})
+    assert [f.earlier for f in marked] == [True, False]

@@ -383,3 +383,11 @@ def test_find_mentions_scales_to_thousands_of_names() -> None:
 def test_module_exports() -> None:
     for name in tx.__all__:
         assert hasattr(tx, name)
+
+
+def test_stems_meet_english_inflections() -> None:
+    # short words keep their whole form under the five-letter cut: the plural and the
+    # -ing/-ed forms must still meet the question's word
+    assert stems("kids hiking danced paintings") == stems("kid hike dances painting")
+    assert stems("running classes") == stems("run class")
+    assert stems("İş emri") == {"is", "emri"}   # Turkish words are left to the Turkish rules

@@ -23,14 +23,15 @@ def _day(dt: datetime) -> str:
 
 
 def _age(now: datetime, then: datetime) -> str:
+    """A fact's age, short (it is on every line): "today", "12d old", "5mo old", "2y old"."""
     days = int((now - then).total_seconds() // 86400)
     if days <= 0:
         return "today"
     if days < 60:
-        return f"{days} days old"
+        return f"{days}d old"
     if days < 730:
-        return f"{days // 30} months old"
-    return f"{days // 365} years old"
+        return f"{days // 30}mo old"
+    return f"{days // 365}y old"
 
 
 def fact_line(f: Fact, now: datetime, max_tokens: int | None = None) -> str:

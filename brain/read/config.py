@@ -25,6 +25,8 @@ class RecallConfig:
     fanout_limit: int = 50
     # step 4: rank
     max_facts: int = 40
+    beside_seeds: int = 5         # the best recall hits whose neighbouring turns are candidates
+    beside_width: int = 2         # turns each side of such a hit
     # step 6: compact
     budget: int = 1000
     top_k: int = 0                # >0: return exactly the top k facts (plain baselines)

@@ -1,12 +1,13 @@
 """Step 4, rank: score every candidate fact and order them for the context.
 
 Candidates are the fused recall hits, the memories that state the walked hops, the
-records that define the nodes on the best paths, and conversation about the anchors.
-Each is scored by meaning (vector similarity), by the question's word stems it contains
-(each weighed by its rarity among the candidates), by its place in recall and on a path,
-by the question's period words, and by a soft recency × importance prior. A value stated
-twice (a re-synced record, a corrected message) is ordered newest first, the older one
-marked earlier.
+records that define the nodes on the best paths, conversation about the anchors, and
+the turns beside the strongest recall hits in their thread. Each is scored by meaning
+(vector similarity), by the question's word stems it contains (each weighed by its
+rarity among the candidates), by its place in recall and on a path, by the question's
+period words, by a soft recency × importance prior, and by the strength of a hit it
+sits beside. A value stated twice (a re-synced record, a corrected message) is ordered
+newest first, the older one marked earlier.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,36 @@ from brain.read.config import RecallConfig
 from brain.read.question import Question, tsquery_text
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
 
+# The candidates, and the turns beside the strongest recall hits ("seeds"): the few turns
+# just before and after each in its thread, the same day. An answer is often the reply to
+# the turn that matches the question ("Did you make that bowl?" - "Yes, in class"), or the
+# turn a matching reaction answers ("Congrats on the promotion!"); it need not share a
+# word with the question. Fetched here, in the one candidates statement, so a recall pays
+# no extra round trip; `beside` lists the seeds a row sits next to.
 CANDIDATES_SQL = """
+WITH seed AS (
+    SELECT s.memory_id, s.attrs->>'thread' AS thread, s.occurred_at
+      FROM visible_memories s
+     WHERE s.workspace_id = %(ws)s AND s.memory_id = ANY(%(seeds)s) AND s.attrs ? 'thread'
+), near AS (
+    SELECT s.memory_id AS seed, b.memory_id
+      FROM seed s CROSS JOIN LATERAL (
+          SELECT b.memory_id FROM visible_memories b
+           WHERE b.workspace_id = %(ws)s AND b.attrs->>'thread' = s.thread
+             AND b.occurred_at >= s.occurred_at - interval '1 day'
+             AND (b.occurred_at, b.memory_id) < (s.occurred_at, s.memory_id)
+           ORDER BY b.occurred_at DESC, b.memory_id DESC
+           LIMIT %(width)s) b
+    UNION ALL
+    SELECT s.memory_id, a.memory_id
+      FROM seed s CROSS JOIN LATERAL (
+          SELECT a.memory_id FROM visible_memories a
+           WHERE a.workspace_id = %(ws)s AND a.attrs->>'thread' = s.thread
+             AND a.occurred_at <= s.occurred_at + interval '1 day'
+             AND (a.occurred_at, a.memory_id) > (s.occurred_at, s.memory_id)
+           ORDER BY a.occurred_at, a.memory_id
+           LIMIT %(width)s) a
+)
 SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at, m.confirmed_at,
        m.expires_at, m.valid_to, m.ref_key, m.importance, m.attrs->>'thread',
        1 - (m.embedding <=> %(qv)s) AS sim, m.embedding,
@@ -37,9 +68,11 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
        CASE WHEN m.valid_to IS NOT NULL AND m.origin = 'record' THEN
            (SELECT c.memory_id FROM visible_memories c
              WHERE c.workspace_id = m.workspace_id AND c.ref_key = m.ref_key AND c.valid_to IS NULL
-             LIMIT 1) END AS current_version
+             LIMIT 1) END AS current_version,
+       (SELECT array_agg(n.seed) FROM near n WHERE n.memory_id = m.memory_id) AS beside
   FROM visible_memories m
- WHERE m.workspace_id = %(ws)s AND m.memory_id = ANY(%(ids)s)"""
+ WHERE m.workspace_id = %(ws)s
+   AND (m.memory_id = ANY(%(ids)s) OR m.memory_id IN (SELECT n.memory_id FROM near n))"""
 
 # Current records that define a node ("subject"), and the conversation about a node that
 # best matches the question (the most recent first among equals).
@@ -73,11 +106,12 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(tx.stems(text))
 
 
-WEIGHTS = {"meaning": 0.30, "stems": 0.30, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
-           "codes": 0.35, "said": 0.25}
+WEIGHTS = {"meaning": 0.30, "stems": 0.45, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
+           "codes": 0.35, "said": 0.25, "beside": 0.45}
+_BESIDE_DECAY = 0.6   # the lift of a turn two steps from a hit, against one right beside it
 _CORRECTION_SIM = 0.88
 _ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its pull weakens
-_RESTATED = 0.5   # share of word stems a later turn in another thread must repeat to correct one
+_RESTATED = 0.5   # share of the longer turn's word stems two turns in different threads must share
 
 
 def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, recall: RecallStep,
@@ -131,8 +165,10 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
                     add(mid, "about anchor", 0.35 * min(1.0, _ABOUT_SPECIFIC / max(1, named)))
 
     # binary: the vectors come back as raw floats, not text for Python to parse
-    rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": list(why), "qv": qvec},
-                        binary=True).fetchall() if why else []
+    # Only the read path proper looks beside its hits; the plain baselines stay plain.
+    seeds = [h.memory_id for h in recall.fused[: cfg.beside_seeds]] if graph_mode else []
+    rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": list(why), "qv": qvec, "seeds": seeds,
+                                         "width": cfg.beside_width}, binary=True).fetchall() if why else []
     q_stems = q.stems
     # A question word most candidates contain (the name of a party to every turn) tells
     # them apart least: each stem weighs by its rarity among the candidates (IDF).
@@ -145,8 +181,11 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
     replaced_by: dict[int, int] = {}
     now = q.now
     codes = [c.lower() for c in q.info.codes]
+    beside: dict[int, tuple[int, ...]] = {}
     for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, ref, importance,
-         thread, sim, emb, ents, sender, current_version) in rows:
+         thread, sim, emb, ents, sender, current_version, next_to) in rows:
+        if next_to:
+            beside[int(mid)] = tuple(int(x) for x in next_to)
         own_stems = _stems(text)   # what the fact itself says, before the sender is named
         if sender:  # the sender is a visible entity: this fact links it
             text = f"{sender}: {text}"
@@ -176,9 +215,45 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
         if current_version is not None and current_version != mid:
             replaced_by[int(mid)] = int(current_version)
 
+    facts = _add_beside(facts, beside)
     facts = _mark_earlier(facts, vectors, meta, replaced_by)
     ordered = _order(facts)
     return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
+
+
+def _add_beside(facts: list[Fact], beside: dict[int, tuple[int, ...]]) -> list[Fact]:
+    """Lift the turns next to a strong hit by how strong it is and how close they sit."""
+    if not beside:
+        return facts
+    by_id = {f.memory_id: f for f in facts}
+    top = max((f.score for f in facts), default=0.0)
+    if top <= 0:
+        return facts
+    lift: dict[int, tuple[float, int]] = {}
+    for seed in {s for seeds in beside.values() for s in seeds}:
+        if seed not in by_id:
+            continue
+        # positions in the thread: the seed and the turns fetched beside it, in order
+        row = sorted([seed, *(m for m, seeds in beside.items() if seed in seeds and m in by_id)],
+                     key=lambda m: (by_id[m].occurred_at, m))
+        at = row.index(seed)
+        strength = max(0.0, by_id[seed].score) / top
+        for i, mid in enumerate(row):
+            step = abs(i - at)
+            if step == 0:
+                continue
+            value = strength * _BESIDE_DECAY ** (step - 1)
+            if value > lift.get(mid, (0.0, 0))[0]:
+                lift[mid] = (value, seed)
+    out = []
+    for f in facts:
+        if f.memory_id in lift:
+            value, seed = lift[f.memory_id]
+            parts = {**f.parts, "beside": round(value, 4)}
+            why = (*f.why, f"beside [{seed}]")
+            f = replace(f, parts=parts, why=why, score=round(f.score + WEIGHTS["beside"] * value, 5))
+        out.append(f)
+    return out
 
 
 def _mark_earlier(facts: list[Fact], vectors: dict[int, np.ndarray],
@@ -191,8 +266,9 @@ def _mark_earlier(facts: list[Fact], vectors: dict[int, np.ndarray],
     # conversation: a later turn about the same things, saying nearly the same, corrects it.
     # In one thread nearly the same meaning is enough. Across threads, something both name
     # (who sent them is not enough: one person's turns are not all about one thing) and
-    # most of the earlier's words said again: small talk ("thanks, Mel!") embeds close
-    # to other small talk without restating anything.
+    # most of the words of both said again: small talk ("thanks, Mel!") embeds close to
+    # other small talk without restating anything, and a short reply's few words fit
+    # inside many a longer turn that says something else.
     convo = sorted((f for f in facts if f.origin != "record"), key=lambda f: f.occurred_at)
     for i, old in enumerate(convo):
         _, o_thread, o_ents, o_stems = meta[old.memory_id]
@@ -202,7 +278,7 @@ def _mark_earlier(facts: list[Fact], vectors: dict[int, np.ndarray],
             _, n_thread, n_ents, n_stems = meta[new.memory_id]
             same_thread = o_thread is not None and o_thread == n_thread
             restated = bool(o_ents & n_ents) and \
-                len(o_stems & n_stems) >= max(3, _RESTATED * min(len(o_stems), len(n_stems)))
+                len(o_stems & n_stems) >= max(3, _RESTATED * max(len(o_stems), len(n_stems)))
             if not (same_thread or restated):
                 continue
             sim = float(vectors[old.memory_id] @ vectors[new.memory_id])

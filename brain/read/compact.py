@@ -1,8 +1,9 @@
 """Step 6, compact: a short, sourced, dated context under a token budget.
 
 One line per fact, each with its source, its date, when it was last confirmed and its
-age; earlier values are marked as earlier. Anchors and answer paths come first, a path
-only with the facts that state its hops. Token counts are exact (cl100k_base).
+age; earlier values are marked as earlier; a fact's [id] is shown where a line refers to
+it. Anchors and answer paths come first, a path only with the facts that state its hops.
+Token counts are exact (cl100k_base).
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ def _age(now: datetime, then: datetime) -> str:
     return f"{days // 365}y old"
 
 
-def fact_line(f: Fact, now: datetime, max_tokens: int | None = None) -> str:
+def fact_line(f: Fact, now: datetime, max_tokens: int | None = None, *, with_id: bool = True) -> str:
     """`[id] (earlier value) text (source, date, confirmed, age)`; a long text is cut,
     never the stamp that says where and when it comes from."""
-    return _fact_parts(f, now, max_tokens)[0]
+    return _fact_parts(f, now, max_tokens, with_id=with_id)[0]
 
 
-def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None) -> tuple[str, int]:
+def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
+                with_id: bool = True) -> tuple[str, int]:
     """The line and its token count, the text's count cached: a memory's text recurs
     across recalls, its stamp (ids, dates, age) is short. The sum can differ from the
     line's own count by a token where pieces join; compact() counts the context exactly."""
@@ -54,13 +56,13 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None) -> tuple[
     if f.expires_at is not None:
         stamp += f", expires {_day(f.expires_at)}"
     text = f.text
+    head = f"[{f.memory_id}] {mark}" if with_id else mark
     # ids, marks and stamps recur too: each piece is counted once per process
-    frame = (count_tokens_cached(f"[{f.memory_id}]") + count_tokens_cached(f" {mark}")
-             + count_tokens_cached(f" ({stamp})"))
+    frame = count_tokens_cached(head) + count_tokens_cached(f" ({stamp})")
     if max_tokens is not None and count_tokens_cached(text) > max_tokens - frame - 1:
         text = truncate_to_tokens(text, max(8, max_tokens - frame - 1)) + "…"
-        return f"[{f.memory_id}] {mark}{text} ({stamp})", frame + count_tokens(text)
-    return f"[{f.memory_id}] {mark}{text} ({stamp})", frame + count_tokens_cached(text)
+        return f"{head}{text} ({stamp})", frame + count_tokens(text)
+    return f"{head}{text} ({stamp})", frame + count_tokens_cached(text)
 
 
 def _node_label(node: Node | None, eid: int) -> str:
@@ -99,13 +101,17 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
             push("paths", "Path: " + "".join(parts), None)
     dropped: list[tuple[int, float]] = []
     cap = max(24, int(budget * MAX_LINE_SHARE))
+    # A fact shows its [id] only when another line points at it (a path's hop, the newer
+    # value an earlier one was replaced by): ids nobody refers to cost ~4 tokens a line.
+    cited = {int(x) for ln in lines for x in _ids_in(ln.text)} | {f.newer_id for f in facts if f.newer_id}
     for i, f in enumerate(facts):
         if not top_k and used >= budget - 12:  # full: the rest is dropped unrendered
             dropped.extend((g.memory_id, g.score) for g in facts[i:])
             break
-        text, n = _fact_parts(f, now)
+        with_id = f.memory_id in cited
+        text, n = _fact_parts(f, now, with_id=with_id)
         if n > cap and not top_k:
-            text, n = _fact_parts(f, now, max_tokens=cap)
+            text, n = _fact_parts(f, now, max_tokens=cap, with_id=with_id)
         if top_k:   # a plain top-k baseline returns its k facts whole, whatever they cost
             lines.append(ContextLine("facts", text, f.memory_id, n))
             continue

@@ -56,13 +56,3 @@ def analyse(question: str, now: datetime) -> Question:
     said = any(c in _SAID for w in words for c in tx.stem_candidates(w))
     return Question(info=info, words=words, stems=stems, kinds=tuple(k for _, k in kinds), period=period,
                     now=now, terms=tuple(dict.fromkeys(terms)), conversation=said)
-
-
-def tsquery_text(q: Question) -> str:
-    """A websearch-style OR query of the terms (codes quoted so they stay one phrase)."""
-    parts = []
-    for t in q.terms:
-        clean = t.replace('"', " ").strip()
-        if clean:
-            parts.append(f'"{clean}"' if (" " in clean or "-" in clean) else clean)
-    return " or ".join(parts)

@@ -23,7 +23,7 @@ import psycopg
 
 from brain import text as tx
 from brain.read.config import RecallConfig
-from brain.read.question import Question, tsquery_text
+from brain.read.question import Question
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
 
 # The candidates, and the turns beside the strongest recall hits ("seeds"): the few turns
@@ -75,7 +75,8 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
    AND (m.memory_id = ANY(%(ids)s) OR m.memory_id IN (SELECT n.memory_id FROM near n))"""
 
 # Current records that define a node ("subject"), and the conversation about a node that
-# best matches the question (the most recent first among equals).
+# best matches the question's rare words (ts_rank: an anchor may be named in hundreds of
+# turns; the most recent first among equals).
 NODE_FACTS_SQL = """
 (SELECT me.entity_id, me.memory_id, 'subject' AS role, 1 AS named
    FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
@@ -84,9 +85,9 @@ UNION ALL
 (SELECT x.entity_id, x.memory_id, 'about', x.n
    FROM (SELECT me.entity_id, me.memory_id, count(*) OVER (PARTITION BY me.entity_id) AS n,
                 row_number() OVER (PARTITION BY me.entity_id
-                                   ORDER BY ts_rank_cd(m.fts, q.tsq) DESC, m.occurred_at DESC) AS r
-           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id),
-                (SELECT websearch_to_tsquery('turkish', %(ts)s) || websearch_to_tsquery('english', %(ts)s) AS tsq) q
+                                   ORDER BY coalesce(ts_rank(m.fts, %(tsq)s::tsquery), 0) DESC,
+                                            m.occurred_at DESC) AS r
+           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
           WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(anchors)s)
             AND me.role IN ('about', 'from', 'mention') AND m.origin <> 'record') x
   WHERE x.r <= 8)
@@ -94,9 +95,9 @@ UNION ALL
 (SELECT x.entity_id, x.memory_id, 'attached', 1
    FROM (SELECT me.entity_id, me.memory_id,
                 row_number() OVER (PARTITION BY me.entity_id
-                                   ORDER BY ts_rank_cd(m.fts, q.tsq) DESC, m.occurred_at DESC) AS r
-           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id),
-                (SELECT websearch_to_tsquery('turkish', %(ts)s) || websearch_to_tsquery('english', %(ts)s) AS tsq) q
+                                   ORDER BY coalesce(ts_rank(m.fts, %(tsq)s::tsquery), 0) DESC,
+                                            m.occurred_at DESC) AS r
+           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
           WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(ends)s) AND me.role = 'link'
             AND m.valid_to IS NULL) x
   WHERE x.r <= 4)"""
@@ -152,7 +153,8 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
             # question may ask one step beyond the kinds it names; best text matches first.
             params = {"ws": workspace, "nodes": list(node_weight), "anchors": anchor_ids,
                       "ends": [n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids,
-                      "ts": tsquery_text(q) or "x"}
+                      # the keyword leg's query (its rare words; None when it kept none)
+                      "tsq": recall.tsquery or None}
             for eid, mid, role, named in conn.execute(NODE_FACTS_SQL, params):
                 if role == "attached":
                     add(mid, "attached to answer node", 0.3 * node_weight.get(eid, 0.5))

@@ -231,15 +231,23 @@ def start_batch(questions: list[dict[str, Any]], forb: dict[str, Forbidden], *, 
     if data_dir:
         env["BRAIN_DATA_DIR"] = str(data_dir)
     print(f"  sweep recall --batch: {len(index)} questions in one subprocess", file=sys.stderr, flush=True)
+    # Output to files, not pipes: nobody reads a pipe until the end, and a full pipe (64 kB,
+    # a dozen answers) would stop the subprocess until then instead of running beside.
+    out = (Path(tmp.name) / "out.jsonl").open("w", encoding="utf-8")
+    err = (Path(tmp.name) / "err.txt").open("w", encoding="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "brain", "recall", "--batch", str(path)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
+                            stdout=out, stderr=err)
+    out.close()
+    err.close()
     return Batch(proc, index, tmp, time.perf_counter())
 
 
 def finish_batch(batch: Batch, timeout: float = 7200) -> PathResult:
     """Wait for the batch CLI and search every output line (the whole line) for leaks."""
     res = PathResult("recall --batch")
-    stdout, stderr = batch.proc.communicate(timeout=timeout)
+    batch.proc.wait(timeout=timeout)
+    stdout = (Path(batch.tmp.name) / "out.jsonl").read_text(encoding="utf-8")
+    stderr = (Path(batch.tmp.name) / "err.txt").read_text(encoding="utf-8")
     seen = set()
     for raw in stdout.splitlines():
         if not raw.strip():

@@ -22,9 +22,9 @@ from brain.read.trace import Anchor, AnchorStep, Hit, Node
 _ENTITY_COLS = "e.entity_id, e.kind, e.key, e.name"
 
 CODES_SQL = f"""
-SELECT {_ENTITY_COLS}, upper(e.key) AS code
+SELECT {_ENTITY_COLS}, e.key_upper AS code
   FROM visible_entities e
- WHERE e.workspace_id = %(ws)s AND upper(e.key) = ANY(%(codes)s)"""
+ WHERE e.workspace_id = %(ws)s AND e.key_upper = ANY(%(codes)s)"""
 
 NAMES_SQL = f"""
 SELECT DISTINCT ON (e.entity_id, n.name_key) {_ENTITY_COLS}, n.name_key

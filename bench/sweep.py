@@ -284,6 +284,16 @@ def _apptest_ready() -> str | None:
     return None
 
 
+def _page_output(at: Any, downloads: list[bytes]) -> tuple[list[str], str | None]:
+    """Everything a rendered page shows (text, tables, graph HTML) and its downloads, or
+    the exception it raised."""
+    from explorer.testing import rendered_strings
+
+    if at.exception:
+        return [], str([e.value for e in at.exception][:1])
+    return rendered_strings(at) + [d.decode("utf-8", "replace") for d in downloads], None
+
+
 def sweep_ask_page(questions: list[dict[str, Any]], forb: dict[str, Forbidden]) -> PathResult:
     """The explorer's Ask page rendered with AppTest for every asker: all rendered strings
     (text, code, tables, graph HTML) and the bytes of its downloads (the JSON trace)."""
@@ -294,7 +304,7 @@ def sweep_ask_page(questions: list[dict[str, Any]], forb: dict[str, Forbidden]) 
         return res
     from streamlit.testing.v1 import AppTest
 
-    from explorer.testing import captured_downloads, rendered_strings
+    from explorer.testing import captured_downloads
 
     t0 = time.perf_counter()
     tick = _progress("sweep explorer Ask", len(questions) * len(forb))
@@ -307,10 +317,10 @@ def sweep_ask_page(questions: list[dict[str, Any]], forb: dict[str, Forbidden]) 
                     at.query_params.update({"workspace": a.workspace, "as": a.member or "",
                                             "now": q.get("now") or "", "q": q["question"]})
                     at.run()
-                if at.exception:
-                    res.errors.append(f"{a.label} {q['id']}: {[e.value for e in at.exception][:1]}")
+                strings, error = _page_output(at, downloads)
+                if error:
+                    res.errors.append(f"{a.label} {q['id']}: {error}")
                     continue
-                strings = rendered_strings(at) + [d.decode("utf-8", "replace") for d in downloads]
             except Exception as exc:  # noqa: BLE001
                 res.errors.append(f"{a.label} {q['id']}: {exc!r}")
                 continue
@@ -351,7 +361,7 @@ def sweep_graph_page(terms: list[str], forb: dict[str, Forbidden], *, now: str) 
     from streamlit.testing.v1 import AppTest
 
     from explorer.state import StateKeys as K
-    from explorer.testing import captured_downloads, rendered_strings
+    from explorer.testing import captured_downloads
 
     t0 = time.perf_counter()
     tick = _progress("sweep explorer Graph", len(terms) * len(forb))
@@ -374,10 +384,10 @@ def sweep_graph_page(terms: list[str], forb: dict[str, Forbidden], *, now: str) 
                     if depth and depth[0].value != 2:
                         depth[0].set_value(2)
                         at.run()
-                if at.exception:
-                    res.errors.append(f"{a.label} {term}: {[e.value for e in at.exception][:1]}")
+                strings, error = _page_output(at, downloads)
+                if error:
+                    res.errors.append(f"{a.label} {term}: {error}")
                     continue
-                strings = rendered_strings(at) + [d.decode("utf-8", "replace") for d in downloads]
             except Exception as exc:  # noqa: BLE001
                 res.errors.append(f"{a.label} {term}: {exc!r}")
                 continue

@@ -35,17 +35,13 @@ def _age(now: datetime, then: datetime) -> str:
     return f"{days // 365}y old"
 
 
-def fact_line(f: Fact, now: datetime, max_tokens: int | None = None, *, with_id: bool = True) -> str:
-    """`[id] (earlier value) text (source, date, confirmed, age)`; a long text is cut,
-    never the stamp that says where and when it comes from."""
-    return _fact_parts(f, now, max_tokens, with_id=with_id)[0]
-
-
 def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
                 with_id: bool = True) -> tuple[str, int]:
-    """The line and its token count, the text's count cached: a memory's text recurs
-    across recalls, its stamp (ids, dates, age) is short. The sum can differ from the
-    line's own count by a token where pieces join; compact() counts the context exactly."""
+    """`[id] (earlier value) text (source, date, confirmed, age)`, a long text cut (never
+    the stamp that says where and when it comes from), and its token count, summed from
+    cached pieces: a memory's text recurs across recalls, its stamp is short. The sum can
+    differ from the line's own count by a token where pieces join; compact() counts the
+    context exactly."""
     mark = ""
     if f.earlier:
         mark = "(earlier value" + (f", replaced by [{f.newer_id}]" if f.newer_id else "") + ") "

@@ -85,7 +85,8 @@ _VECTOR_LEG = """
              LIMIT {k}) v"""
 
 _NO_LEG = """
-    SELECT NULL::bigint AS memory_id, NULL::text AS text, NULL::float8 AS score, NULL::bigint AS rnk WHERE false"""
+    SELECT NULL::bigint AS memory_id, NULL::text AS text, NULL::float8 AS {measure}, NULL::bigint AS rnk
+     WHERE false"""
 
 
 @functools.lru_cache(maxsize=32)
@@ -94,9 +95,9 @@ def hybrid_sql(k_text: int, k_vector: int) -> str:
     a leg of size 0 is left out, so the one plan the connection caches per statement
     (generic plans, see brain.db) knows them: a LIMIT it cannot see made the planner
     sort every memory instead of walking the HNSW index."""
-    text_leg = _TEXT_LEG.format(k=int(k_text), k2=2 * int(k_text)) if k_text > 0 else _NO_LEG
-    vector_leg = (_VECTOR_LEG.format(k=int(k_vector)) if k_vector > 0
-                  else _NO_LEG.replace("score", "dist"))
+    text_leg = (_TEXT_LEG.format(k=int(k_text), k2=2 * int(k_text)) if k_text > 0
+                else _NO_LEG.format(measure="score"))
+    vector_leg = _VECTOR_LEG.format(k=int(k_vector)) if k_vector > 0 else _NO_LEG.format(measure="dist")
     return f"""
 WITH text_leg AS ({text_leg}
 ), vector_leg AS ({vector_leg}

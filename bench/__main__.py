@@ -1,4 +1,4 @@
-"""Benchmarks: `python -m bench questions|quick|all|scale-load`.
+"""Benchmarks: `python -m bench questions|quick|all|scale-load|profile`.
 
 `questions` loads a data file into its own store (BRAIN_DATA_DIR, default .brain-bench/),
 asks a FORMAT.md question file through the real read path and through plain vector
@@ -347,6 +347,26 @@ def cmd_scale_load(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    from bench.profile import print_profile, profile, questions_from
+
+    if not Path(args.data_dir).exists():
+        print(f"error: no store in {args.data_dir}: load one first (make bench-quick, python -m bench "
+              "scale-load, or python -m brain load)", file=sys.stderr)
+        return 2
+    os.environ["BRAIN_DATA_DIR"] = str(Path(args.data_dir).resolve())
+    os.environ.pop("DATABASE_URL", None)
+    store, embedder = _open(args.data_dir)
+    qs = questions_from(Path(args.questions), split=args.split, multi_hop=args.multi_hop, scale=args.scale)
+    if args.limit:
+        qs = qs[: args.limit]
+    if not qs:
+        print("error: no questions to ask (check --questions and --split)", file=sys.stderr)
+        return 2
+    print_profile(profile(store, embedder, qs))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench.business import SCALE
 
@@ -385,6 +405,15 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("scale-load", help="load (or resume loading) the scale set into .brain-scale/")
     s.add_argument("--scale", type=int, default=SCALE)
     s.set_defaults(func=cmd_scale_load)
+    pr = sub.add_parser("profile", help="where a recall's time goes, per step and per SQL statement")
+    pr.add_argument("--data-dir", default=str(ROOT / ".brain-bench"), help="a loaded store (default .brain-bench/)")
+    pr.add_argument("--questions", default=str(ROOT / "fixtures" / "questions.jsonl"))
+    pr.add_argument("--split", default="holdout", choices=["tune", "holdout", "all"])
+    pr.add_argument("--multi-hop", type=int, default=0,
+                    help="ask this many generated multi-hop questions instead (the scale set's)")
+    pr.add_argument("--scale", type=int, default=SCALE, help="scale the multi-hop questions were made at")
+    pr.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
+    pr.set_defaults(func=cmd_profile)
     args = p.parse_args(argv)
     return int(args.func(args))
 

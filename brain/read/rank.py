@@ -58,7 +58,9 @@ WITH seed AS (
 )
 SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at, m.confirmed_at,
        m.expires_at, m.valid_to, m.ref_key, m.importance, m.attrs->>'thread',
-       1 - (m.embedding <=> %(qv)s) AS sim, m.embedding,
+       1 - (m.embedding <=> %(qv)s) AS sim,
+       -- conversation turns are compared with each other (corrections); records are not
+       CASE WHEN m.origin <> 'record' THEN m.embedding END AS embedding,
        (SELECT array_agg(me.entity_id) FROM memory_entities me
          WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id AND me.role <> 'from') AS entities,
        (SELECT e.name FROM memory_entities me JOIN entities e USING (workspace_id, entity_id)
@@ -77,32 +79,38 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
    AND m.memory_id IN (SELECT unnest(%(ids)s::bigint[]) UNION SELECT n.memory_id FROM near n)"""
 
 # Current records that define a node ("subject"), and the conversation about a node that
-# best matches the question's rare words (ts_rank: an anchor may be named in hundreds of
-# turns; the most recent first among equals).
+# best matches the question's rare words (an anchor may be named in hundreds of turns; the
+# most recent first among equals). Each node is looked up on its own (unnest + LATERAL):
+# under generic plans a bare `= ANY(array)` is planned for hundreds of ids, and the plan
+# read every memory of the workspace to join them. Only turns that hold a word of the
+# query are ranked by ts_rank, which costs far more than the match itself.
 NODE_FACTS_SQL = """
 (SELECT me.entity_id, me.memory_id, 'subject' AS role, 1 AS named
-   FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
-  WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(nodes)s) AND me.role = 'subject')
+   FROM unnest(%(nodes)s::bigint[]) AS n(entity_id)
+   JOIN memory_entities me ON me.workspace_id = %(ws)s AND me.entity_id = n.entity_id AND me.role = 'subject'
+   JOIN visible_memories m ON m.workspace_id = me.workspace_id AND m.memory_id = me.memory_id)
 UNION ALL
-(SELECT x.entity_id, x.memory_id, 'about', x.n
-   FROM (SELECT me.entity_id, me.memory_id, count(*) OVER (PARTITION BY me.entity_id) AS n,
-                row_number() OVER (PARTITION BY me.entity_id
-                                   ORDER BY coalesce(ts_rank(m.fts, %(tsq)s::tsquery), 0) DESC,
-                                            m.occurred_at DESC) AS r
-           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
-          WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(anchors)s)
-            AND me.role IN ('about', 'from', 'mention') AND m.origin <> 'record') x
-  WHERE x.r <= 8)
+(SELECT a.entity_id, x.memory_id, 'about', x.n
+   FROM unnest(%(anchors)s::bigint[]) AS a(entity_id)
+   CROSS JOIN LATERAL (
+       SELECT me.memory_id, count(*) OVER () AS n
+         FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
+        WHERE me.workspace_id = %(ws)s AND me.entity_id = a.entity_id
+          AND me.role IN ('about', 'from', 'mention') AND m.origin <> 'record'
+        ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
+                 m.occurred_at DESC
+        LIMIT 8) x)
 UNION ALL
-(SELECT x.entity_id, x.memory_id, 'attached', 1
-   FROM (SELECT me.entity_id, me.memory_id,
-                row_number() OVER (PARTITION BY me.entity_id
-                                   ORDER BY coalesce(ts_rank(m.fts, %(tsq)s::tsquery), 0) DESC,
-                                            m.occurred_at DESC) AS r
-           FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
-          WHERE me.workspace_id = %(ws)s AND me.entity_id = ANY(%(ends)s) AND me.role = 'link'
-            AND m.valid_to IS NULL) x
-  WHERE x.r <= 4)"""
+(SELECT a.entity_id, x.memory_id, 'attached', 1
+   FROM unnest(%(ends)s::bigint[]) AS a(entity_id)
+   CROSS JOIN LATERAL (
+       SELECT me.memory_id
+         FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
+        WHERE me.workspace_id = %(ws)s AND me.entity_id = a.entity_id AND me.role = 'link'
+          AND m.valid_to IS NULL
+        ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
+                 m.occurred_at DESC
+        LIMIT 4) x)"""
 
 @functools.lru_cache(maxsize=50_000)
 def _stems(text: str) -> frozenset[str]:
@@ -168,9 +176,9 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
                     # says little about which of them answers
                     add(mid, "about anchor", 0.35 * min(1.0, _ABOUT_SPECIFIC / max(1, named)))
 
-    # binary: the vectors come back as raw floats, not text for Python to parse
     # Only the read path proper looks beside its hits; the plain baselines stay plain.
     seeds = [h.memory_id for h in recall.fused[: cfg.beside_seeds]] if graph_mode else []
+    # binary: the vectors come back as raw floats, not text for Python to parse
     rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": list(why), "qv": qvec, "seeds": seeds,
                                          "width": cfg.beside_width}, binary=True).fetchall() if why else []
     q_stems = q.stems
@@ -180,7 +188,7 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
     idf = {st: math.log(1 + len(rows) / (1 + sum(st in fs for fs in cand_stems.values()))) for st in q_stems}
     idf_total = sum(idf.values()) or 1.0
     facts: list[Fact] = []
-    vectors: dict[int, np.ndarray] = {}
+    vectors: dict[int, np.ndarray] = {}   # conversation turns only
     meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]] = {}
     replaced_by: dict[int, int] = {}
     now = q.now
@@ -214,7 +222,8 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
         facts.append(Fact(int(mid), text, origin, kind, module, source, occurred, confirmed, expires,
                           valid_to is not None, None, tuple(why.get(mid, ())),
                           {k: round(v, 4) for k, v in parts.items()}, round(score, 5)))
-        vectors[mid] = np.asarray(emb, dtype=np.float32)
+        if emb is not None:
+            vectors[mid] = emb.to_numpy() if hasattr(emb, "to_numpy") else np.asarray(emb, dtype=np.float32)
         meta[mid] = (ref, thread, frozenset(ents or ()), own_stems)
         if current_version is not None and current_version != mid:
             replaced_by[int(mid)] = int(current_version)
@@ -267,27 +276,8 @@ def _mark_earlier(facts: list[Fact], vectors: dict[int, np.ndarray],
     # records: an earlier version points at its record's current version (read with it)
     newer: dict[int, int] = {f.memory_id: replaced_by[f.memory_id] for f in facts
                              if f.earlier and f.memory_id in replaced_by}
-    # conversation: a later turn about the same things, saying nearly the same, corrects it.
-    # In one thread nearly the same meaning is enough. Across threads, something both name
-    # (who sent them is not enough: one person's turns are not all about one thing) and
-    # most of the words of both said again: small talk ("thanks, Mel!") embeds close to
-    # other small talk without restating anything, and a short reply's few words fit
-    # inside many a longer turn that says something else.
-    convo = sorted((f for f in facts if f.origin != "record"), key=lambda f: f.occurred_at)
-    for i, old in enumerate(convo):
-        _, o_thread, o_ents, o_stems = meta[old.memory_id]
-        for new in convo[i + 1:]:
-            if new.occurred_at <= old.occurred_at:
-                continue
-            _, n_thread, n_ents, n_stems = meta[new.memory_id]
-            same_thread = o_thread is not None and o_thread == n_thread
-            restated = bool(o_ents & n_ents) and \
-                len(o_stems & n_stems) >= max(3, _RESTATED * max(len(o_stems), len(n_stems)))
-            if not (same_thread or restated):
-                continue
-            sim = float(vectors[old.memory_id] @ vectors[new.memory_id])
-            if sim >= _CORRECTION_SIM:
-                newer[old.memory_id] = new.memory_id
+    newer.update(_corrections(sorted((f for f in facts if f.memory_id in vectors), key=lambda f: f.occurred_at),
+                              vectors, meta))
     if not newer:
         return facts
     out = []
@@ -295,6 +285,45 @@ def _mark_earlier(facts: list[Fact], vectors: dict[int, np.ndarray],
         if f.memory_id in newer:
             f = Fact(**{**f.__dict__, "earlier": True, "newer_id": newer[f.memory_id]})
         out.append(f)
+    return out
+
+
+def _corrections(convo: list[Fact], vectors: dict[int, np.ndarray],
+                 meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]]) -> dict[int, int]:
+    """Conversation turns (in time order) that a later turn corrects: old id → newer id.
+
+    A later turn about the same things, saying nearly the same, corrects it. In one thread
+    nearly the same meaning is enough. Across threads, something both name (who sent them
+    is not enough: one person's turns are not all about one thing) and most of the words
+    of both said again: small talk ("thanks, Mel!") embeds close to other small talk
+    without restating anything, and a short reply's few words fit inside many a longer
+    turn that says something else. The necessary conditions are matrices (a hundred turns
+    make thousands of close pairs); only the pairs left are compared word by word."""
+    if len(convo) < 2:
+        return {}
+    vecs = np.stack([vectors[f.memory_id] for f in convo])
+    when = np.array([f.occurred_at.timestamp() for f in convo])
+    threads = [meta[f.memory_id][1] for f in convo]
+    code = {t: k for k, t in enumerate(sorted({t for t in threads if t is not None}))}
+    thread = np.array([code[t] if t is not None else -1 for t in threads])
+    ents = [meta[f.memory_id][2] for f in convo]
+    col = {e: k for k, e in enumerate(sorted(set().union(*ents)))}
+    named = np.zeros((len(convo), max(1, len(col))), dtype=np.float32)
+    for i, es in enumerate(ents):
+        for e in es:
+            named[i, col[e]] = 1.0
+    same_thread = (thread[:, None] == thread[None, :]) & (thread[:, None] >= 0)
+    both_name = (named @ named.T) > 0
+    pairs = (vecs @ vecs.T >= _CORRECTION_SIM) & (when[None, :] > when[:, None]) & (same_thread | both_name)
+    out: dict[int, int] = {}
+    for i in np.flatnonzero(pairs.any(axis=1)):
+        o_stems = meta[convo[i].memory_id][3]
+        for j in np.flatnonzero(pairs[i])[::-1]:   # the latest that qualifies wins
+            n_stems = meta[convo[j].memory_id][3]
+            if same_thread[i, j] or \
+                    len(o_stems & n_stems) >= max(3, _RESTATED * max(len(o_stems), len(n_stems))):
+                out[convo[i].memory_id] = convo[j].memory_id
+                break
     return out
 
 

@@ -1,0 +1,109 @@
+"""Where a recall's time goes: `python -m bench profile`.
+
+Asks a FORMAT.md question file against a store that is already loaded, twice: the first
+pass warms the store, the plan caches and the embedding cache; the second is measured,
+so the figures are the read path's own time without the query embedding (measured
+apart, uncached, for the ratio the issues set). Prints the p50 of each of the six steps
+and, for every SQL statement, its mean time and count per question, the slowest first.
+
+For example, at 100,000 rows with generated multi-hop questions:
+`python -m bench profile --data-dir .brain-scale --multi-hop 60`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+STEPS = ("visibility", "anchors", "recall", "paths", "rank", "compact")
+
+
+@contextmanager
+def statement_times() -> Iterator[dict[str, list[float]]]:
+    """Time every statement a connection runs (psycopg has no hook for it: the class's
+    execute is wrapped for the duration, and put back after)."""
+    import psycopg
+
+    times: dict[str, list[float]] = defaultdict(list)
+    original = psycopg.Connection.execute
+
+    def timed(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return original(self, query, params, **kw)
+        finally:
+            first = " ".join(str(query).split())[:72]
+            times[first].append((time.perf_counter() - t0) * 1000)
+
+    psycopg.Connection.execute = timed  # type: ignore[method-assign]
+    try:
+        yield times
+    finally:
+        psycopg.Connection.execute = original  # type: ignore[method-assign]
+
+
+def questions_from(path: Path | None, *, split: str, multi_hop: int, scale: int) -> list[dict[str, Any]]:
+    if multi_hop:
+        from fixtures.business import generate
+        from fixtures.questions import multi_hop_questions
+
+        return multi_hop_questions(generate(seed=7, scale=scale), n=multi_hop, seed=7)[:multi_hop]
+    assert path is not None
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [q for q in rows if split == "all" or q.get("split", "holdout") == split]
+
+
+def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    from brain.read import recall
+
+    def ask(q: dict[str, Any]) -> Any:
+        now = datetime.fromisoformat(q["now"]) if q.get("now") else None
+        return recall(q["question"], workspace=q["workspace"], member=q.get("as"), now=now,
+                      store=store, embedder=embedder)
+
+    for q in questions:   # warm: store pages, plan caches, the embedding cache
+        ask(q)
+    inner = getattr(embedder, "inner", embedder)
+    embed_ms = []
+    for q in questions:
+        t0 = time.perf_counter()
+        inner.embed_query(q["question"])
+        embed_ms.append((time.perf_counter() - t0) * 1000)
+    total: list[float] = []
+    steps: dict[str, list[float]] = defaultdict(list)
+    with statement_times() as times:
+        for q in questions:
+            r = ask(q)
+            total.append(r.ms - r.trace.embed_ms)
+            for name in STEPS:
+                step = getattr(r.trace, name, None)
+                if step is not None and hasattr(step, "ms"):
+                    steps[name].append(step.ms)
+    n = max(1, len(questions))
+    return {
+        "questions": len(questions),
+        "read_path_p50_ms": statistics.median(total) if total else float("nan"),
+        "embed_p50_ms": statistics.median(embed_ms) if embed_ms else float("nan"),
+        "steps_p50_ms": {k: statistics.median(v) for k, v in steps.items()},
+        "statements": sorted(({"sql": k, "ms_per_question": sum(v) / n, "per_question": len(v) / n,
+                               "max_ms": max(v)} for k, v in times.items()),
+                             key=lambda s: -s["ms_per_question"]),
+    }
+
+
+def print_profile(p: dict[str, Any]) -> None:
+    rp, em = p["read_path_p50_ms"], p["embed_p50_ms"]
+    print(f"{p['questions']} questions: read path p50 {rp:.1f} ms without the embedding, "
+          f"query embedding p50 {em:.1f} ms; recall / embedding = {(rp + em) / em:.2f}")
+    for name, ms in p["steps_p50_ms"].items():
+        print(f"  step {name:<11} p50 {ms:6.2f} ms")
+    print("  statements (mean ms per question, statements per question, max ms):")
+    for s in p["statements"]:
+        print(f"  {s['ms_per_question']:7.2f} {s['per_question']:5.2f} {s['max_ms']:7.1f}  {s['sql']}")

@@ -77,11 +77,13 @@ def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[
         inner.embed_query(q["question"])
         embed_ms.append((time.perf_counter() - t0) * 1000)
     total: list[float] = []
+    slowest: list[tuple[float, str]] = []
     steps: dict[str, list[float]] = defaultdict(list)
     with statement_times() as times:
         for q in questions:
             r = ask(q)
             total.append(r.ms - r.trace.embed_ms)
+            slowest.append((total[-1], q["question"]))
             for name in STEPS:
                 step = getattr(r.trace, name, None)
                 if step is not None and hasattr(step, "ms"):
@@ -95,6 +97,7 @@ def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[
         "statements": sorted(({"sql": k, "ms_per_question": sum(v) / n, "per_question": len(v) / n,
                                "max_ms": max(v)} for k, v in times.items()),
                              key=lambda s: -s["ms_per_question"]),
+        "slowest": [{"ms": ms, "question": text} for ms, text in sorted(slowest, reverse=True)[:5]],
     }
 
 
@@ -107,3 +110,6 @@ def print_profile(p: dict[str, Any]) -> None:
     print("  statements (mean ms per question, statements per question, max ms):")
     for s in p["statements"]:
         print(f"  {s['ms_per_question']:7.2f} {s['per_question']:5.2f} {s['max_ms']:7.1f}  {s['sql']}")
+    print("  slowest questions:")
+    for s in p["slowest"]:
+        print(f"  {s['ms']:7.1f}  {s['question']}")

@@ -327,6 +327,9 @@ class Store:
         """
         with wrap_db_errors(), self.pool.connection() as conn:
             conn.read_only = readonly   # BEGIN READ ONLY: no extra round trip
+            # A read sees one snapshot in all its statements: the six steps of a recall
+            # agree with each other even while a writer commits between them.
+            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ if readonly else None
             try:
                 with conn.transaction():
                     row = conn.execute("SELECT brain_bind(%s, %s, %s)", (workspace, member, now)).fetchone()
@@ -334,6 +337,7 @@ class Store:
                     yield conn, Binding(workspace, member, now, mods)
             finally:
                 conn.read_only = False
+                conn.isolation_level = None
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:

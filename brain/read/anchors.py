@@ -48,9 +48,14 @@ SELECT q.i, {_ENTITY_COLS}, t.name_key, 1 - t.dist AS sim
        LIMIT 4) t
   JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = t.entity_id"""
 
+# An entity that a visible memory names is visible by the rule's own definition (see
+# visible_entities), so the entities of visible hits are read through their memories:
+# one primary-key check per hit instead of a search for some visible fact per entity.
 MEANING_SQL = f"""
 SELECT me.memory_id, {_ENTITY_COLS}
-  FROM memory_entities me JOIN visible_entities e USING (workspace_id, entity_id)
+  FROM memory_entities me
+  JOIN visible_memories m USING (workspace_id, memory_id)
+  JOIN entities e USING (workspace_id, entity_id)
  WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND me.role IN ('subject', 'about', 'from')"""
 
 _NOISE = tx.STOPWORDS | set(tx.KIND_WORDS)

@@ -27,9 +27,10 @@ SELECT e.rel, e.src_id, e.dst_id, e.memory_id, e.valid_from,
   JOIN entities d ON d.workspace_id = e.workspace_id AND d.entity_id = e.dst_id
  WHERE e.workspace_id = %(ws)s AND (e.src_id = ANY(%(ids)s) OR e.dst_id = ANY(%(ids)s))"""
 
+# (named by a visible memory, an entity is visible: see anchors.MEANING_SQL)
 HIT_ENTITIES_SQL = """
 SELECT me.memory_id, me.entity_id
-  FROM memory_entities me JOIN visible_entities e USING (workspace_id, entity_id)
+  FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
  WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s)"""
 
 

@@ -60,6 +60,41 @@ def questions_from(path: Path | None, *, split: str, multi_hop: int, scale: int)
     return [q for q in rows if split == "all" or q.get("split", "holdout") == split]
 
 
+def _other_threads_cpu_ms() -> float | None:
+    """CPU time so far of this process's threads other than the calling one (Linux)."""
+    import os
+    import threading
+
+    me = threading.get_native_id()
+    total = 0
+    try:
+        for tid in os.listdir(f"/proc/{os.getpid()}/task"):
+            if int(tid) == me:
+                continue
+            with open(f"/proc/{os.getpid()}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])   # utime + stime, in clock ticks
+    except OSError:
+        return None
+    return total * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def background_after_recall(ask: Any, questions: list[dict[str, Any]], pause: float = 0.1) -> float | None:
+    """CPU that other threads burn in the `pause` after a recall, ms per recall. Worker
+    threads left spinning (BLAS, OpenMP) take a core from the next recall's embedding
+    and database work on a small machine; this should stay near 0."""
+    burned = []
+    for q in questions[:10]:
+        ask(q)
+        before = _other_threads_cpu_ms()
+        time.sleep(pause)
+        after = _other_threads_cpu_ms()
+        if before is None or after is None:
+            return None
+        burned.append(after - before)
+    return statistics.mean(burned) if burned else None
+
+
 def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
     from brain.read import recall
 
@@ -89,7 +124,9 @@ def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[
                 if step is not None and hasattr(step, "ms"):
                     steps[name].append(step.ms)
     n = max(1, len(questions))
+    inner_ask = lambda q: ask({**q, "question": q["question"] + " ?"})  # noqa: E731 (uncached: embeds)
     return {
+        "background_ms_after_recall": background_after_recall(inner_ask, questions),
         "questions": len(questions),
         "read_path_p50_ms": statistics.median(total) if total else float("nan"),
         "embed_p50_ms": statistics.median(embed_ms) if embed_ms else float("nan"),
@@ -105,6 +142,9 @@ def print_profile(p: dict[str, Any]) -> None:
     rp, em = p["read_path_p50_ms"], p["embed_p50_ms"]
     print(f"{p['questions']} questions: read path p50 {rp:.1f} ms without the embedding, "
           f"query embedding p50 {em:.1f} ms; recall / embedding = {(rp + em) / em:.2f}")
+    bg = p["background_ms_after_recall"]
+    if bg is not None:
+        print(f"  other threads' CPU in the 100 ms after a recall: {bg:.1f} ms (spinning workers if well above 0)")
     for name, ms in p["steps_p50_ms"].items():
         print(f"  step {name:<11} p50 {ms:6.2f} ms")
     print("  statements (mean ms per question, statements per question, max ms):")

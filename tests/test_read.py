@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import psycopg
 import pytest
@@ -204,3 +204,30 @@ def test_a_short_reply_is_not_taken_for_a_correction_of_a_longer_turn() -> None:
     # the same words said again: the older one is the earlier value
     marked = _mark_earlier([old, restated], vectors, meta, {})
     assert [f.earlier for f in marked] == [True, False]
+
+
+def test_marking_corrections_leaves_no_worker_threads_spinning() -> None:
+    # A matrix product over a hundred turns went to multithreaded BLAS, whose workers then
+    # spun for ~100 ms after every recall, taking a core from the next query embedding.
+    import numpy as np
+
+    from bench.profile import background_after_recall
+    from brain.read.rank import _mark_earlier, _stems
+    from brain.read.trace import Fact
+
+    rng = np.random.default_rng(7)
+    facts, vectors, meta = [], {}, {}
+    for mid in range(1, 101):
+        when = datetime(2026, 11, 1, tzinfo=timezone.utc) + timedelta(minutes=mid)
+        facts.append(Fact(mid, f"turn {mid}", "message", "chat", "chat", "chat", when, when, None, False, None,
+                          (), {}, 1.0))
+        v = rng.normal(size=384).astype(np.float32)
+        vectors[mid] = v / np.linalg.norm(v)
+        meta[mid] = ("", "session-1", frozenset({mid % 5}), _stems(f"turn {mid}"))
+    vectors[100] = vectors[99]   # one turn said again: a correction to find
+    marked = _mark_earlier(facts, vectors, meta, {})
+    assert [f.memory_id for f in marked if f.earlier] == [99]
+    burned = background_after_recall(lambda _: _mark_earlier(facts, vectors, meta, {}), [{}] * 5)
+    if burned is None:
+        pytest.skip("no /proc here to read thread times from")
+    assert burned < 30, f"other threads burned {burned:.0f} ms in the 100 ms after ranking"

@@ -297,8 +297,8 @@ def _corrections(convo: list[Fact], vectors: dict[int, np.ndarray],
     is not enough: one person's turns are not all about one thing) and most of the words
     of both said again: small talk ("thanks, Mel!") embeds close to other small talk
     without restating anything, and a short reply's few words fit inside many a longer
-    turn that says something else. The necessary conditions are matrices (a hundred turns
-    make thousands of close pairs); only the pairs left are compared word by word."""
+    turn that says something else. The cheap conditions (later, same thread or a shared
+    name) are matrices; meaning is compared only for the pairs they leave, words last."""
     if len(convo) < 2:
         return {}
     vecs = np.stack([vectors[f.memory_id] for f in convo])
@@ -308,17 +308,23 @@ def _corrections(convo: list[Fact], vectors: dict[int, np.ndarray],
     thread = np.array([code[t] if t is not None else -1 for t in threads])
     ents = [meta[f.memory_id][2] for f in convo]
     col = {e: k for k, e in enumerate(sorted(set().union(*ents)))}
-    named = np.zeros((len(convo), max(1, len(col))), dtype=np.float32)
+    named = np.zeros((len(convo), max(1, len(col))), dtype=bool)
     for i, es in enumerate(ents):
         for e in es:
-            named[i, col[e]] = 1.0
+            named[i, col[e]] = True
     same_thread = (thread[:, None] == thread[None, :]) & (thread[:, None] >= 0)
-    both_name = (named @ named.T) > 0
-    pairs = (vecs @ vecs.T >= _CORRECTION_SIM) & (when[None, :] > when[:, None]) & (same_thread | both_name)
+    both_name = (named[:, None, :] & named[None, :, :]).any(axis=2)
+    old_i, new_j = np.nonzero((when[None, :] > when[:, None]) & (same_thread | both_name))
+    # Meaning only for those pairs, row by row: a matrix product would hand the work to
+    # BLAS threads, which then spin for ~100 ms and take a core from the next embedding.
+    close = np.einsum("ij,ij->i", vecs[old_i], vecs[new_j]) >= _CORRECTION_SIM
+    later: dict[int, list[int]] = {}
+    for i, j in zip(old_i[close].tolist(), new_j[close].tolist()):
+        later.setdefault(i, []).append(j)
     out: dict[int, int] = {}
-    for i in np.flatnonzero(pairs.any(axis=1)):
+    for i, js in later.items():
         o_stems = meta[convo[i].memory_id][3]
-        for j in np.flatnonzero(pairs[i])[::-1]:   # the latest that qualifies wins
+        for j in sorted(js, reverse=True):   # the latest that qualifies wins
             n_stems = meta[convo[j].memory_id][3]
             if same_thread[i, j] or \
                     len(o_stems & n_stems) >= max(3, _RESTATED * max(len(o_stems), len(n_stems))):

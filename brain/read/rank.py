@@ -222,8 +222,8 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
         facts.append(Fact(int(mid), text, origin, kind, module, source, occurred, confirmed, expires,
                           valid_to is not None, None, tuple(why.get(mid, ())),
                           {k: round(v, 4) for k, v in parts.items()}, round(score, 5)))
-        if emb is not None:
-            vectors[mid] = emb.to_numpy() if hasattr(emb, "to_numpy") else np.asarray(emb, dtype=np.float32)
+        if emb is not None:   # pgvector's binary loader gives float32 arrays
+            vectors[mid] = emb
         meta[mid] = (ref, thread, frozenset(ents or ()), own_stems)
         if current_version is not None and current_version != mid:
             replaced_by[int(mid)] = int(current_version)

@@ -61,8 +61,13 @@ def fold(s: str) -> str:
     only inside a token that has a digit ("sp-2026-0393"); "e-posta" → "e posta".
     Other combining marks are stripped too (é→e). Idempotent.
     """
-    t = unicodedata.normalize("NFD", tr_lower(s).translate(_FOLD_TABLE))
-    t = "".join(c for c in t if not unicodedata.category(c).startswith("M"))
+    if s.isascii():
+        # ASCII has no marks to strip or compose, and its 'I' lowers to 'ı', which folds
+        # to 'i' again: plain lower() (most English text, and most question spans)
+        t = s.lower().translate(_FOLD_TABLE)
+    else:
+        t = unicodedata.normalize("NFD", tr_lower(s).translate(_FOLD_TABLE))
+        t = "".join(c for c in t if not unicodedata.category(c).startswith("M"))
     t = "".join(c if c.isalnum() or c == "-" else " " for c in t)
     out: list[str] = []
     for tok in t.split():
@@ -100,7 +105,8 @@ Letters are spelled [A-Za-z] rather than using re.IGNORECASE, which would also l
 
 
 def _has_digit(s: str) -> bool:
-    return any(c.isdigit() for c in s)
+    # (letters are never digits: most tokens are answered without a loop)
+    return not s.isalpha() and any(c.isdigit() for c in s)
 
 
 def words(s: str) -> list[str]:
@@ -114,14 +120,19 @@ def words(s: str) -> list[str]:
     text = unicodedata.normalize("NFC", s).translate(_HYPHEN_TABLE)
     out: list[str] = []
     for m in _TOKEN_RE.finditer(text):
-        core = m.group(1)
-        if _has_digit(core):
-            out.append(core.lower() if core.isascii() else tr_lower(core))
-        elif "-" in core or "/" in core:
-            out.extend(tr_lower(p) for p in re.split(r"[-/]", core) if p)
-        else:
-            out.append(tr_lower(core))
+        out.extend(_token_words(m.group(1)))
     return out
+
+
+# Ranking splits every candidate fact into words and stems: the same few thousand tokens
+# recur across a store's texts, so each token is lowered and stemmed once per process.
+@lru_cache(maxsize=131072)
+def _token_words(core: str) -> tuple[str, ...]:
+    if _has_digit(core):
+        return (core.lower() if core.isascii() else tr_lower(core),)
+    if "-" in core or "/" in core:
+        return tuple(tr_lower(p) for p in re.split(r"[-/]", core) if p)
+    return (tr_lower(core),)
 
 
 def codes(s: str) -> list[str]:
@@ -260,17 +271,22 @@ def stems(s: str) -> set[str]:
     """
     out: set[str] = set()
     for tok in words(s):
-        if _is_stop(tok):
-            continue
-        if _has_digit(tok):
-            out.add(_ascii_fold_word(tok))
-            continue
-        f = fold(tok).replace(" ", "")
-        if tok.isascii():
-            f = _english_base(f)
-        if len(f) > 1:
-            out.add(f[:5])
+        st = _token_stem(tok)
+        if st is not None:
+            out.add(st)
     return out
+
+
+@lru_cache(maxsize=131072)
+def _token_stem(tok: str) -> str | None:
+    if _is_stop(tok):
+        return None
+    if _has_digit(tok):
+        return _ascii_fold_word(tok)
+    f = fold(tok).replace(" ", "")
+    if tok.isascii():
+        f = _english_base(f)
+    return f[:5] if len(f) > 1 else None
 
 
 _DOUBLE_END = re.compile(r"([b-df-hj-np-tv-z])\1$")

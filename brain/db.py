@@ -202,12 +202,64 @@ class _VectorBinaryLoader(psycopg.adapt.Loader):
         return np.frombuffer(data, dtype=">f4", count=dim, offset=4).astype(np.float32)
 
 
+# Arrays sent as one literal. psycopg's generic list dumper inspects and dumps a list
+# element by element in Python (0.08 ms of CPU for 60 ids); a recall sends a dozen such
+# lists, which came to about 7 % of its Python time. Wrap a list in one of these and it
+# goes as a single `{...}` literal of the array type named here.
+class IntArray(tuple):  # type: ignore[type-arg]
+    """Integers (ids) as bigint[]."""
+
+
+class TextArray(tuple):  # type: ignore[type-arg]
+    """Strings as text[]."""
+
+
+class TsqueryArray(TextArray):
+    """tsquery strings as tsquery[]."""
+
+
+class FloatArray(tuple):  # type: ignore[type-arg]
+    """Finite floats as float8[]."""
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _array_dumper(cls: type, type_name: str, element: Any) -> type:
+    array_oid = psycopg.postgres.types[type_name].array_oid
+
+    class _Dumper(psycopg.adapt.Dumper):
+        oid = array_oid
+
+        def dump(self, obj: Any) -> bytes:
+            return ("{" + ",".join(map(element, obj)) + "}").encode()
+
+    _Dumper.__name__ = f"{cls.__name__}Dumper"
+    return _Dumper
+
+
+def _float_literal(value: Any) -> str:
+    x = float(value)
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError(f"FloatArray takes finite numbers, not {x}")
+    return repr(x)
+
+
+_ARRAY_DUMPERS = [(IntArray, _array_dumper(IntArray, "int8", lambda v: str(int(v)))),
+                  (TextArray, _array_dumper(TextArray, "text", _quoted)),
+                  (TsqueryArray, _array_dumper(TsqueryArray, "tsquery", _quoted)),
+                  (FloatArray, _array_dumper(FloatArray, "float8", _float_literal))]
+
+
 def _configure(conn: psycopg.Connection[Any]) -> None:
     from pgvector.psycopg import register_vector
 
     register_vector(conn)
     vector_oid = conn.adapters.types["vector"].oid
     conn.adapters.register_loader(vector_oid, _VectorBinaryLoader)
+    for cls, dumper in _ARRAY_DUMPERS:
+        conn.adapters.register_dumper(cls, dumper)
     # SET ROLE covers a DATABASE_URL user that owns the tables or is a superuser: the
     # library's statements then run as brain_app, under row-level security.
     conn.execute(f"SET ROLE {APP_ROLE}")
@@ -415,6 +467,6 @@ def default_store() -> Store:
 
 
 __all__ = [
-    "Binding", "Store", "apply_migrations", "data_dir", "default_store", "migrations",
-    "pending_migrations", "stop_embedded", "wrap_db_errors",
+    "Binding", "FloatArray", "IntArray", "Store", "TextArray", "TsqueryArray", "apply_migrations",
+    "data_dir", "default_store", "migrations", "pending_migrations", "stop_embedded", "wrap_db_errors",
 ]

@@ -15,6 +15,7 @@ import psycopg
 from pgvector import SparseVector
 
 from brain import text as tx
+from brain.db import IntArray, TextArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import Anchor, AnchorStep, Hit, Node
@@ -93,7 +94,7 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
     words = q.words
     # 1. record codes, exactly as written
     if q.info.codes:
-        for row in conn.execute(CODES_SQL, {"ws": workspace, "codes": list(q.info.codes)}):
+        for row in conn.execute(CODES_SQL, {"ws": workspace, "codes": TextArray(q.info.codes)}):
             keep(Anchor(_node(row), "code", row[4], 1.0))
         code_set = {c.lower() for c in q.info.codes}
         covered.update(i for i, w in enumerate(words) if w in code_set)
@@ -109,7 +110,7 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
             if len(cand) >= 3:
                 keys.setdefault(tx.fold(f"{head} {cand}".strip()), ((i, j), "suffix"))
     if keys:
-        rows = conn.execute(NAMES_SQL, {"ws": workspace, "keys": list(keys)}).fetchall()
+        rows = conn.execute(NAMES_SQL, {"ws": workspace, "keys": TextArray(keys)}).fetchall()
         # longest spans first, exact before suffix-stripped, so "Ağaoğlu Yapı" beats "Yapı"
         rows.sort(key=lambda r: (-(keys[r[4]][0][1] - keys[r[4]][0][0]), keys[r[4]][1] != "exact"))
         # A span that names several entities (a short name two things share) anchors
@@ -194,7 +195,7 @@ def by_meaning(conn: psycopg.Connection[Any], step: AnchorStep, hits: tuple[Hit,
     t0 = time.perf_counter()
     top = [h.memory_id for h in hits[: cfg.meaning_anchors]]
     order = {m: r for r, m in enumerate(top)}
-    rows = conn.execute(MEANING_SQL, {"ws": workspace, "ids": top}).fetchall()
+    rows = conn.execute(MEANING_SQL, {"ws": workspace, "ids": IntArray(top)}).fetchall()
     rows.sort(key=lambda r: order[r[0]])
     found: dict[int, Anchor] = {}
     for row in rows:

@@ -3,7 +3,7 @@
 One line per fact, each with its source, its date, when it was last confirmed and its
 age; earlier values are marked as earlier; a fact's [id] is shown where a line refers to
 it. Anchors and answer paths come first, a path only with the facts that state its hops.
-Token counts are exact (cl100k_base).
+Token counts are exact (cl100k_base), summed from lines counted once per process.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from datetime import datetime
 
 from brain.read.trace import AnchorStep, CompactStep, ContextLine, Fact, Node, PathStep, RankStep
-from brain.tokens import count_tokens, count_tokens_cached, truncate_to_tokens
+from brain.tokens import count_lines, line_tokens, truncate_to_tokens
 
 _ID_RE = re.compile(r"\[(\d+)\]")
 MAX_LINE_SHARE = 0.35   # no single fact may take more than this share of the budget
@@ -38,10 +38,8 @@ def _age(now: datetime, then: datetime) -> str:
 def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
                 with_id: bool = True) -> tuple[str, int]:
     """`[id] (earlier value) text (source, date, confirmed, age)`, a long text cut (never
-    the stamp that says where and when it comes from), and its token count, summed from
-    cached pieces: a memory's text recurs across recalls, its stamp is short. The sum can
-    differ from the line's own count by a token where pieces join; compact() counts the
-    context exactly."""
+    the stamp that says where and when it comes from), and what the line costs in a
+    context (its exact count with the joining newline, see brain.tokens.line_tokens)."""
     mark = ""
     if f.earlier:
         mark = "(earlier value" + (f", replaced by [{f.newer_id}]" if f.newer_id else "") + ") "
@@ -53,12 +51,15 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
         stamp += f", expires {_day(f.expires_at)}"
     text = f.text
     head = f"[{f.memory_id}] {mark}" if with_id else mark
-    # ids, marks and stamps recur too: each piece is counted once per process
-    frame = count_tokens_cached(head) + count_tokens_cached(f" ({stamp})")
-    if max_tokens is not None and count_tokens_cached(text) > max_tokens - frame - 1:
+    line = f"{head}{text} ({stamp})"
+    n = line_tokens(line)
+    if max_tokens is not None and n > max_tokens:
+        # the frame (id, mark, stamp) stays whole: the text gives way
+        frame = line_tokens(f"{head} ({stamp})")
         text = truncate_to_tokens(text, max(8, max_tokens - frame - 1)) + "…"
-        return f"{head}{text} ({stamp})", frame + count_tokens(text)
-    return f"{head}{text} ({stamp})", frame + count_tokens_cached(text)
+        line = f"{head}{text} ({stamp})"
+        n = line_tokens(line)
+    return line, n
 
 
 def _node_label(node: Node | None, eid: int) -> str:
@@ -75,7 +76,7 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
 
     def push(section: str, text: str, memory_id: int | None, n: int | None = None) -> bool:
         nonlocal used
-        n = (count_tokens(text) if n is None else n) + (1 if lines else 0)   # + the joining newline
+        n = line_tokens(text) if n is None else n   # with the newline that joins the next line
         if used + n > budget:
             return False
         lines.append(ContextLine(section, text, memory_id, n))
@@ -115,9 +116,9 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
             dropped.append((f.memory_id, f.score))
     final = _evidenced(lines)
     context = "\n".join(ln.text for ln in final)
-    tokens = count_tokens(context)
-    # Line counts are summed from parts: should the exact count exceed the budget, the
-    # last facts go until it fits.
+    tokens = count_lines([ln.text for ln in final])
+    # Each line was counted with a newline after it, which the last one does not have:
+    # the whole never costs more. Should it still exceed the budget, the last facts go.
     score = {f.memory_id: f.score for f in facts}
     while tokens > budget and not top_k and any(ln.section == "facts" for ln in final):
         last = max(i for i, ln in enumerate(final) if ln.section == "facts")
@@ -125,7 +126,7 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         dropped.append((gone, score.get(gone, 0.0)))
         final = _evidenced(final)
         context = "\n".join(ln.text for ln in final)
-        tokens = count_tokens(context)
+        tokens = count_lines([ln.text for ln in final])
     return CompactStep(tuple(final), tuple(dropped), budget, tokens, (time.perf_counter() - t0) * 1000)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 
 from brain import text as tx
+from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import AnchorStep, Hop, Level, Node, Path, PathStep, RecallStep
@@ -59,7 +60,7 @@ def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall
     hit_bonus: dict[int, float] = {}
     if top_hits:
         rank = {m: i for i, m in enumerate(top_hits)}
-        for mid, eid in conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": top_hits}):
+        for mid, eid in conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": IntArray(top_hits)}):
             hit_bonus[eid] = max(hit_bonus.get(eid, 0.0), 0.5 / (1 + rank[mid] / 5))
 
     reached: dict[int, _Reach] = {
@@ -69,7 +70,7 @@ def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall
     levels: list[Level] = []
     stopped = "max hops"
     for hop in range(1, cfg.max_hops + 1):
-        rows = conn.execute(EDGES_SQL, {"ws": workspace, "ids": frontier}).fetchall()
+        rows = conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(frontier)}).fetchall()
         groups: dict[tuple[int, str, bool], list[tuple[Any, bool]]] = {}
         front = set(frontier)
         for row in rows:

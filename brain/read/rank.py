@@ -22,6 +22,7 @@ import numpy as np
 import psycopg
 
 from brain import text as tx
+from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
@@ -161,8 +162,8 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
         if node_weight:
             # Records attached to an answer node (an account for a company) hold what the
             # question may ask one step beyond the kinds it names; best text matches first.
-            params = {"ws": workspace, "nodes": list(node_weight), "anchors": anchor_ids,
-                      "ends": [n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids,
+            params = {"ws": workspace, "nodes": IntArray(node_weight), "anchors": IntArray(anchor_ids),
+                      "ends": IntArray([n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids),
                       # the keyword leg's query (its rare words; None when it kept none)
                       "tsq": recall.tsquery or None}
             for eid, mid, role, named in conn.execute(NODE_FACTS_SQL, params):
@@ -179,7 +180,7 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
     # Only the read path proper looks beside its hits; the plain baselines stay plain.
     seeds = [h.memory_id for h in recall.fused[: cfg.beside_seeds]] if graph_mode else []
     # binary: the vectors come back as raw floats, not text for Python to parse
-    rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": list(why), "qv": qvec, "seeds": seeds,
+    rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": IntArray(why), "qv": qvec, "seeds": IntArray(seeds),
                                          "width": cfg.beside_width}, binary=True).fetchall() if why else []
     q_stems = q.stems
     # A question word most candidates contain (the name of a party to every turn) tells

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from brain.db import FloatArray, TextArray, TsqueryArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import Hit, RecallStep
@@ -126,8 +127,8 @@ def _websearch(term: str) -> str:
 
 def text_query_params(q: Question, workspace: str) -> dict[str, Any]:
     terms = [t for t in q.terms if t.replace('"', " ").strip()]
-    return {"ws": workspace, "terms": terms, "queries": [_websearch(t) for t in terms], "floor": COMMON_FLOOR,
-            "share": COMMON_SHARE, "cap": COMMON_CAP}
+    return {"ws": workspace, "terms": TextArray(terms), "queries": TextArray(_websearch(t) for t in terms),
+            "floor": COMMON_FLOOR, "share": COMMON_SHARE, "cap": COMMON_CAP}
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ def hybrid_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, 
         k_text, k_vec = (cfg.top_k if k_text else 0), (cfg.top_k if k_vec else 0)
     params: dict[str, Any] = {"ws": workspace}
     if k_text:
-        params.update(tsq=tq.tsquery, tqs=list(tq.parts), idfs=list(tq.idf))
+        params.update(tsq=tq.tsquery, tqs=TsqueryArray(tq.parts), idfs=FloatArray(tq.idf))
     if k_vec:
         params["qv"] = qvec
     rows = conn.execute(hybrid_sql(k_text, k_vec), params).fetchall()

@@ -1,7 +1,8 @@
-"""How the store lays its rows out for the read path (sql/012-014), on the real demo store:
+"""How the store lays its rows out for the read path (sql/012-015), on the real demo store:
 the visibility rule reads the asker's binding once per statement and still judges every
-row exactly as the original per-row rule did; full-text indexes have no pending list;
-a typical memory's row keeps its text vector inline."""
+row exactly as the original per-row rule did; an edge's ends are judged edge by edge, as
+the original rule judged them; full-text indexes have no pending list; a typical memory's
+row keeps its text vector inline."""
 
 from __future__ import annotations
 
@@ -55,6 +56,44 @@ def test_rule_reads_the_binding_once_per_statement(demo_store: Store) -> None:
     # the settings are read in init plans, not in the row filter
     assert "InitPlan" in plan
     assert "brain.modules" not in plan.split('"Filter"', 1)[-1].split('"Plans"', 1)[0]
+
+
+# An edge's verdict as sql/002 and 012 wrote it: its ends judged with NOT EXISTS.
+ORIGINAL_EDGE_RULE = """
+CASE
+    WHEN mv.hidden_reason IS NOT NULL THEN mv.hidden_reason
+    WHEN NOT (ed.module = ANY (brain_modules()) OR '*' = ANY (brain_modules())) THEN 'module_not_granted'
+    WHEN ed.valid_to IS NOT NULL AND ed.valid_to <= brain_now() THEN 'ended'
+    WHEN NOT EXISTS (SELECT 1 FROM visible_entities v WHERE v.workspace_id = ed.workspace_id AND v.entity_id = ed.src_id)
+      OR NOT EXISTS (SELECT 1 FROM visible_entities v WHERE v.workspace_id = ed.workspace_id AND v.entity_id = ed.dst_id)
+        THEN 'endpoint_hidden'
+END"""
+
+
+@pytest.mark.parametrize("moment", [NOW, datetime(2025, 1, 1, tzinfo=timezone.utc)])
+def test_edges_are_judged_as_the_original_rule_judged_them(demo_store: Store, demo_lines, moment: datetime) -> None:  # type: ignore[no-untyped-def]
+    for member in _askers(demo_lines):
+        with demo_store.bound(WS, member=member, now=moment, readonly=True) as (conn, _):
+            rows = conn.execute(
+                f"SELECT ed.edge_id, ev.hidden_reason, {ORIGINAL_EDGE_RULE}"
+                "  FROM edges ed JOIN memory_visibility mv USING (workspace_id, memory_id)"
+                "  JOIN edge_visibility ev USING (workspace_id, edge_id)").fetchall()
+        assert rows, "the demo workspace has edges"
+        differ = [r for r in rows if r[1] != r[2]]
+        assert not differ, (member, differ[:5])
+
+
+def test_a_walk_step_judges_edge_ends_edge_by_edge(demo_store: Store) -> None:
+    """The generic plan of a walk step looks each edge's ends up by key: no hashed check
+    that first builds every visible entity of the workspace (sql/015)."""
+    from brain.read.paths import EDGES_SQL
+
+    sql = EDGES_SQL.replace("%(ws)s", "$1::text").replace("%(ids)s", "$2::bigint[]")
+    with demo_store.bound(WS, member=None, now=NOW, readonly=True) as (conn, _):
+        # (not prepared: the $n are the generic plan's, no values are bound)
+        plan = json.dumps(conn.execute(f"EXPLAIN (FORMAT JSON, GENERIC_PLAN) {sql}", prepare=False).fetchone()[0])
+    assert "SubPlan" in plan            # the ends are still checked ...
+    assert "hashed SubPlan" not in plan  # ... one edge at a time
 
 
 def test_full_text_indexes_have_no_pending_list(demo_store: Store) -> None:

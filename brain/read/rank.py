@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -265,7 +264,9 @@ def _add_beside(facts: list[Fact], beside: dict[int, tuple[int, ...]]) -> list[F
             value, seed = lift[f.memory_id]
             parts = {**f.parts, "beside": round(value, 4)}
             why = (*f.why, f"beside [{seed}]")
-            f = replace(f, parts=parts, why=why, score=round(f.score + WEIGHTS["beside"] * value, 5))
+            # (a new Fact from the old one's fields: dataclasses.replace re-inspects the class each time)
+            f = Fact(**{**f.__dict__, "parts": parts, "why": why,
+                        "score": round(f.score + WEIGHTS["beside"] * value, 5)})
         out.append(f)
     return out
 

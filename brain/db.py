@@ -22,6 +22,7 @@ from urllib.parse import urlparse, urlunparse
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg._encodings import conn_encoding
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -232,8 +233,15 @@ def _array_dumper(cls: type, type_name: str, element: Any) -> type:
     class _Dumper(psycopg.adapt.Dumper):
         oid = array_oid
 
+        def __init__(self, cls: type, context: Any = None) -> None:
+            super().__init__(cls, context)
+            # the connection's encoding, as psycopg's own string dumper uses (a Turkish
+            # DATABASE_URL server may well speak LATIN5)
+            enc = conn_encoding(self.connection)
+            self._encoding = enc if enc != "ascii" else "utf-8"
+
         def dump(self, obj: Any) -> bytes:
-            return ("{" + ",".join(map(element, obj)) + "}").encode()
+            return ("{" + ",".join(map(element, obj)) + "}").encode(self._encoding)
 
     _Dumper.__name__ = f"{cls.__name__}Dumper"
     return _Dumper

@@ -308,3 +308,36 @@ def test_database_url_as_the_app_role_opens_a_current_store(fresh_store: Store) 
         conn.execute("DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)")
     with pytest.raises(BrainError, match="not current"):
         Store.open(database_url=app_url)
+
+
+def test_array_literals_round_trip_whatever_the_text(fresh_store: Store) -> None:
+    """The read path sends its lists as one array literal (brain.db.IntArray, ...): any
+    text, quotes, backslashes, braces and the word NULL among them, comes back as sent,
+    in UTF-8 and in a Turkish single-byte client encoding alike."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from brain.db import FloatArray, IntArray, TextArray
+
+    texts = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+                             max_size=12), max_size=6)
+    latin5 = st.lists(st.text(alphabet='ağıİşçöüĞŞÇÖÜ"\\{},NUL xyz', max_size=8), max_size=6)
+
+    with fresh_store.connection() as conn:
+        @settings(max_examples=150, deadline=None)
+        @given(texts, st.lists(st.integers(-2**63, 2**63 - 1), max_size=8),
+               st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), max_size=5))
+        def utf8(words: list[str], ids: list[int], weights: list[float]) -> None:
+            row = conn.execute("SELECT %s, %s, %s", (TextArray(words), IntArray(ids), FloatArray(weights))).fetchone()
+            assert row == (words, ids, weights)
+
+        utf8()
+        conn.execute("SET client_encoding = 'LATIN5'")
+
+        @settings(max_examples=60, deadline=None)
+        @given(latin5)
+        def turkish(words: list[str]) -> None:
+            assert conn.execute("SELECT %s", (TextArray(words),)).fetchone() == (words,)
+
+        turkish()
+        conn.rollback()

@@ -1,4 +1,4 @@
-"""Benchmarks: `python -m bench questions|quick|all|scale-load|profile`.
+"""Benchmarks: `python -m bench questions|quick|all|scale-load|profile|compare`.
 
 `questions` loads a data file into its own store (BRAIN_DATA_DIR, default .brain-bench/),
 asks a FORMAT.md question file through the real read path and through plain vector
@@ -367,6 +367,28 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from bench.compare import compare, print_comparison
+
+    before, after = Path(args.before).resolve(), Path(args.after).resolve()
+    for d in (before, after):
+        if not (d / "brain" / "read").is_dir():
+            print(f"{d} is not a checkout of this project (no brain/read/ in it)", file=sys.stderr)
+            return 2
+    env = dict(os.environ)
+    if not env.get("DATABASE_URL"):
+        env["BRAIN_DATA_DIR"] = str(Path(args.data_dir).resolve())
+    worker = ["--every", str(args.every), "--limit", str(args.limit)]
+    if args.locomo:
+        worker += ["--locomo", str(Path(args.locomo).resolve())]
+        if args.conversations:
+            worker += ["--conversations", args.conversations]
+    else:
+        worker += ["--questions", str(Path(args.questions).resolve()), "--split", args.split]
+    print_comparison(compare(before, after, worker, args.rounds, env))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench.business import SCALE
 
@@ -414,6 +436,18 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--scale", type=int, default=SCALE, help="scale the multi-hop questions were made at")
     pr.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     pr.set_defaults(func=cmd_profile)
+    c = sub.add_parser("compare", help="two checkouts timed in turns on the same questions and store")
+    c.add_argument("before", help="the other checkout (for example a `git worktree` of an older commit)")
+    c.add_argument("--after", default=str(ROOT), help="the checkout to compare it with (default: this one)")
+    c.add_argument("--data-dir", default=str(ROOT / ".brain-bench"), help="a loaded store (default .brain-bench/)")
+    c.add_argument("--questions", default=str(ROOT / "fixtures" / "questions.jsonl"))
+    c.add_argument("--split", default="holdout", choices=["tune", "holdout", "all"])
+    c.add_argument("--locomo", help="ask a LoCoMo file's questions instead (its store: --data-dir .brain-locomo)")
+    c.add_argument("--conversations", help="LoCoMo sample ids, comma-separated")
+    c.add_argument("--rounds", type=int, default=6, help="passes per side, taken in turns (default 6)")
+    c.add_argument("--every", type=int, default=1, help="ask every Nth question")
+    c.add_argument("--limit", type=int, default=0, help="ask at most N questions")
+    c.set_defaults(func=cmd_compare)
     args = p.parse_args(argv)
     return int(args.func(args))
 

@@ -184,3 +184,29 @@ def test_profile_accounts_for_every_step_and_statement(demo_store, embedder) -> 
     sqls = " ".join(s["sql"] for s in p["statements"])
     assert "brain_bind" in sqls and "text_leg" in sqls   # every recall binds and searches
     assert p["read_path_p50_ms"] > 0 and len(p["slowest"]) == 3
+
+
+def test_compare_summary_takes_medians_and_both_ratios() -> None:
+    from bench.compare import summarise
+
+    s = summarise({"before": {"total": [30.0, 40.0, 50.0], "embed": [20.0, 20.0, 20.0],
+                              "read": [10.0, 20.0, 30.0], "solo_embed": [25.0, 25.0, 25.0]}})
+    b = s["before"]
+    assert (b["total"], b["read"], b["n"]) == (40.0, 20.0, 3)
+    assert b["ratio_in_recall_embed"] == 2.0 and b["ratio_solo_embed"] == 1.6
+
+
+def test_compare_times_two_checkouts_in_turns(demo_store) -> None:  # type: ignore[no-untyped-def]
+    """End to end: this checkout against itself on the demo store, two passes each."""
+    import os
+    from pathlib import Path
+
+    from bench.compare import compare
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "DATABASE_URL": demo_store.admin_uri}
+    s = compare(root, root, ["--questions", str(root / "fixtures" / "questions.jsonl"), "--limit", "2"],
+                rounds=2, env=env)
+    for side in ("before", "after"):
+        assert s[side]["n"] == 4 and s[side]["read"] > 0   # 2 questions, 2 passes and s[side]["embed"] > 0
+        assert s[side]["total"] >= s[side]["read"]

@@ -1,0 +1,95 @@
+"""Two checkouts of the code, timed in turns: `python -m bench compare OLD_CHECKOUT`.
+
+On a shared machine the speed of the same code drifts by a third within an hour, so two
+benchmark runs minutes apart cannot show a 10 % change. Here two worker processes, one
+importing the old checkout and one this one (or `--after`), answer the same questions
+against the same store in alternating full passes, and the medians are compared over
+all passes: drift hits both alike. Each recall embeds its question uncached, as in
+`bench questions`; before each, the worker embeds a different text on its own, so the
+embedding's own time is measured in the same conditions as the recall.
+
+    python -m bench compare ../old-checkout --data-dir /tmp/demo
+    python -m bench compare ../old-checkout --locomo ../shared/bench/locomo10-dev.json \\
+        --conversations conv-42,conv-43 --data-dir .brain-locomo
+
+Both checkouts must read the store as it is (a store migrated by the newer code is read
+by the older one with the newer views). `bench/compare_worker.py` is run from this
+checkout, with the checkout under test first on its import path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER = Path(__file__).resolve().parent / "compare_worker.py"
+MEASURES = ("total", "embed", "read", "solo_embed")
+
+
+def summarise(passes: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
+    """p50 of each measure per side, and the two ratios the issues set."""
+    out: dict[str, dict[str, float]] = {}
+    for side, d in passes.items():
+        m = {k: statistics.median(d[k]) for k in MEASURES if d.get(k)}
+        m["n"] = len(d.get("total", []))
+        if m.get("embed"):
+            m["ratio_in_recall_embed"] = m["total"] / m["embed"]
+        if m.get("solo_embed"):
+            m["ratio_solo_embed"] = m["total"] / m["solo_embed"]
+        out[side] = m
+    return out
+
+
+def _worker(code: Path, args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, str(WORKER), str(code), *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    first = proc.stdout.readline().strip()
+    if first != "ready":
+        proc.kill()
+        raise SystemExit(f"the worker for {code} did not start (said {first!r}); run "
+                         f"`python {WORKER} {code} {' '.join(args)}` to see why")
+    return proc
+
+
+def compare(before: Path, after: Path, worker_args: list[str], rounds: int,
+            env: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+    env = dict(env or os.environ)
+    sides = {"before": _worker(before, worker_args, env), "after": _worker(after, worker_args, env)}
+    passes: dict[str, dict[str, list[float]]] = {s: {k: [] for k in MEASURES} for s in sides}
+    try:
+        for r in range(rounds):
+            for side in (("before", "after") if r % 2 == 0 else ("after", "before")):
+                proc = sides[side]
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+                if not line:
+                    raise SystemExit(f"the {side} worker stopped: see its error above")
+                for k, v in json.loads(line).items():
+                    passes[side][k] += v
+                print(f"round {r + 1}/{rounds}: {side} done", file=sys.stderr)
+    finally:
+        for proc in sides.values():
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=60)
+    return summarise(passes)
+
+
+def print_comparison(s: dict[str, dict[str, float]]) -> None:
+    for side in ("before", "after"):
+        m = s[side]
+        print(f"{side:6s}: recall p50 {m['total']:.1f} ms, read path p50 {m['read']:.1f} ms, "
+              f"embedding p50 {m['embed']:.1f} ms in recall / {m['solo_embed']:.1f} ms on its own; "
+              f"recall / embedding {m['ratio_in_recall_embed']:.2f} / {m['ratio_solo_embed']:.2f} (n {m['n']:.0f})")
+    b, a = s["before"]["read"], s["after"]["read"]
+    print(f"compare: read path p50 {b:.1f} -> {a:.1f} ms ({100 * (a - b) / b:+.0f}%), "
+          f"recall p50 {s['before']['total']:.1f} -> {s['after']['total']:.1f} ms")

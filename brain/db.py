@@ -191,8 +191,8 @@ def _grant_app_role(conn: psycopg.Connection[Any]) -> None:
 class _VectorBinaryLoader(psycopg.adapt.Loader):
     """pgvector's binary vectors as float32 arrays, read straight from the wire format
     (int16 dimensions, int16 unused, big-endian float4s). pgvector's own loader gives the
-    same array by way of a Vector object and two copies: a third of the cost of fetching
-    a recall's ranked candidates."""
+    same array by way of a Vector object and two copies (profiled over 372 LoCoMo
+    recalls: 0.32 s for their 27,292 vectors, against 0.20 s here)."""
 
     format = psycopg.pq.Format.BINARY
 

@@ -368,7 +368,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from bench.compare import compare, print_comparison
+    from bench.compare import compare, print_comparison, questions
 
     before, after = Path(args.before).resolve(), Path(args.after).resolve()
     for d in (before, after):
@@ -378,14 +378,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     if not env.get("DATABASE_URL"):
         env["BRAIN_DATA_DIR"] = str(Path(args.data_dir).resolve())
-    worker = ["--every", str(args.every), "--limit", str(args.limit)]
-    if args.locomo:
-        worker += ["--locomo", str(Path(args.locomo).resolve())]
-        if args.conversations:
-            worker += ["--conversations", args.conversations]
-    else:
-        worker += ["--questions", str(Path(args.questions).resolve()), "--split", args.split]
-    print_comparison(compare(before, after, worker, args.rounds, env))
+    asked = questions(questions_file=Path(args.questions), split=args.split,
+                      locomo=Path(args.locomo) if args.locomo else None,
+                      conversations=args.conversations.split(",") if args.conversations else None,
+                      every=args.every, limit=args.limit)
+    print_comparison(compare(before, after, asked, args.rounds, env))
     return 0
 
 

@@ -24,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -46,22 +47,53 @@ def summarise(passes: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, 
     return out
 
 
-def _worker(code: Path, args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, str(WORKER), str(code), *args], stdin=subprocess.PIPE,
+def questions(*, questions_file: Path | None = None, split: str = "holdout", locomo: Path | None = None,
+              conversations: list[str] | None = None, every: int = 1, limit: int = 0) -> list[dict[str, Any]]:
+    """The questions both sides ask, read here once, with this checkout's readers: a
+    FORMAT.md question file (bench.profile.questions_from) or a LoCoMo file."""
+    if locomo is not None:
+        from datetime import timedelta
+
+        from bench.locomo import READER, read_file
+
+        rows = [{"question": q["question"], "workspace": c.workspace, "as": READER,
+                 "now": (c.last + timedelta(days=1)).isoformat(), "locomo": True}
+                for c in read_file(locomo, conversations) for q in c.questions]
+    else:
+        from bench.profile import questions_from
+
+        assert questions_file is not None
+        rows = [{"question": q["question"], "workspace": q["workspace"], "as": q.get("as"),
+                 "now": q.get("now"), "locomo": False}
+                for q in questions_from(questions_file, split=split, multi_hop=0, scale=0)]
+    return rows[::every][: limit or None]
+
+
+def _worker(code: Path, qfile: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, str(WORKER), str(code), str(qfile)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     first = proc.stdout.readline().strip()
     if first != "ready":
         proc.kill()
         raise SystemExit(f"the worker for {code} did not start (said {first!r}); run "
-                         f"`python {WORKER} {code} {' '.join(args)}` to see why")
+                         f"`python {WORKER} {code} {qfile}` to see why")
     return proc
 
 
-def compare(before: Path, after: Path, worker_args: list[str], rounds: int,
+def compare(before: Path, after: Path, asked: list[dict[str, Any]], rounds: int,
             env: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+    if not asked:
+        raise SystemExit("no questions to ask: check --questions/--split or --locomo/--conversations")
     env = dict(env or os.environ)
-    sides = {"before": _worker(before, worker_args, env), "after": _worker(after, worker_args, env)}
+    with tempfile.TemporaryDirectory() as tmp:
+        qfile = Path(tmp) / "questions.json"
+        qfile.write_text(json.dumps(asked, ensure_ascii=False), encoding="utf-8")
+        return _compare(before, after, qfile, rounds, env)
+
+
+def _compare(before: Path, after: Path, qfile: Path, rounds: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
+    sides = {"before": _worker(before, qfile, env), "after": _worker(after, qfile, env)}
     passes: dict[str, dict[str, list[float]]] = {s: {k: [] for k in MEASURES} for s in sides}
     try:
         for r in range(rounds):

@@ -9,7 +9,8 @@
 -- what every caller (a walk step, the graph page, "why not?") needs, as they all ask
 -- about the edges of a few nodes. The rule is unchanged: an edge is visible when its
 -- fact is, its module is readable, it has not ended, and both ends are visible
--- entities (visible_entities, as before).
+-- entities (visible_entities, as before). CREATE OR REPLACE VIEW takes the whole
+-- definition: only the two endpoint lines differ from sql/012's.
 
 CREATE OR REPLACE VIEW edge_visibility WITH (security_invoker = true) AS
 SELECT ed.*,

@@ -201,12 +201,12 @@ def test_compare_times_two_checkouts_in_turns(demo_store) -> None:  # type: igno
     import os
     from pathlib import Path
 
-    from bench.compare import compare
+    from bench.compare import compare, questions
 
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "DATABASE_URL": demo_store.admin_uri}
-    s = compare(root, root, ["--questions", str(root / "fixtures" / "questions.jsonl"), "--limit", "2"],
-                rounds=2, env=env)
+    asked = questions(questions_file=root / "fixtures" / "questions.jsonl", limit=2)
+    s = compare(root, root, asked, rounds=2, env=env)
     for side in ("before", "after"):
         assert s[side]["n"] == 4 and s[side]["read"] > 0   # 2 questions, 2 passes and s[side]["embed"] > 0
         assert s[side]["total"] >= s[side]["read"]

@@ -70,17 +70,64 @@ CASE
 END"""
 
 
+def _edge_verdicts(store: Store, workspace: str, member: str | None, moment: datetime) -> list[tuple]:  # type: ignore[type-arg]
+    """(edge_id, rel, verdict now, verdict of the original rule) for every edge."""
+    with store.bound(workspace, member=member, now=moment, readonly=True) as (conn, _):
+        return conn.execute(
+            f"SELECT ed.edge_id, ed.rel, ev.hidden_reason, {ORIGINAL_EDGE_RULE}"
+            "  FROM edges ed JOIN memory_visibility mv USING (workspace_id, memory_id)"
+            "  JOIN edge_visibility ev USING (workspace_id, edge_id) ORDER BY ed.edge_id").fetchall()
+
+
 @pytest.mark.parametrize("moment", [NOW, datetime(2025, 1, 1, tzinfo=timezone.utc)])
 def test_edges_are_judged_as_the_original_rule_judged_them(demo_store: Store, demo_lines, moment: datetime) -> None:  # type: ignore[no-untyped-def]
     for member in _askers(demo_lines):
-        with demo_store.bound(WS, member=member, now=moment, readonly=True) as (conn, _):
-            rows = conn.execute(
-                f"SELECT ed.edge_id, ev.hidden_reason, {ORIGINAL_EDGE_RULE}"
-                "  FROM edges ed JOIN memory_visibility mv USING (workspace_id, memory_id)"
-                "  JOIN edge_visibility ev USING (workspace_id, edge_id)").fetchall()
+        rows = _edge_verdicts(demo_store, WS, member, moment)
         assert rows, "the demo workspace has edges"
-        differ = [r for r in rows if r[1] != r[2]]
+        differ = [r for r in rows if r[2] != r[3]]
         assert not differ, (member, differ[:5])
+
+
+def test_an_edge_to_an_entity_only_hidden_facts_name_is_hidden(fresh_store: Store) -> None:
+    """The case sql/015 rewrote, which the demo never reaches (an edge's own fact names
+    both its ends there, so a hidden end always comes with a hidden fact): the fact
+    stating the edge is shared, but one end is named only by another member's private
+    note. Written directly, as the writer would not produce it."""
+    ws = "w-ends"
+    with psycopg.connect(fresh_store.admin_uri, autocommit=True) as admin:
+        admin.execute("INSERT INTO workspaces (workspace_id, org, name) VALUES (%s, 'o', 'Ends')", (ws,))
+        admin.execute("INSERT INTO roles VALUES (%s, 'all', '{*}')", (ws,))
+        admin.execute("INSERT INTO members (workspace_id, member_id, name, roles)"
+                      " VALUES (%s, 'owner', 'Owner', '{all}'), (%s, 'other', 'Other', '{all}')", (ws, ws))
+        ids = {}
+        for key in ("acme", "hidden-person", "shared-person"):
+            ids[key] = admin.execute(
+                "INSERT INTO entities (workspace_id, kind, key, name, name_key) VALUES (%s, 'x', %s, %s, %s)"
+                " RETURNING entity_id", (ws, key, key, key)).fetchone()[0]
+
+        def memory(text: str, privacy: str, owner: str | None, names: list[str]) -> int:
+            mid = admin.execute(
+                "INSERT INTO memories (workspace_id, origin, kind, ref_key, module, privacy, owner_id, source,"
+                " text, search_text, content_hash, occurred_at)"
+                " VALUES (%s, 'note', 'note', %s, 'crm', %s, %s, 'test', %s, %s, %s, %s) RETURNING memory_id",
+                (ws, f"note:{text}", privacy, owner, text, text, text, NOW)).fetchone()[0]
+            for i, key in enumerate(names):
+                admin.execute("INSERT INTO memory_entities VALUES (%s, %s, %s, %s)",
+                              (ws, mid, ids[key], "subject" if i == 0 else "mention"))
+            return mid
+
+        stating = memory("acme employs two people", "shared", None, ["acme"])
+        memory("a note on the hidden person", "private", "owner", ["hidden-person"])
+        memory("a note on the shared person", "shared", None, ["shared-person"])
+        for rel, dst in (("employs_hidden", "hidden-person"), ("employs_shared", "shared-person")):
+            admin.execute("INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from)"
+                          " VALUES (%s, %s, %s, %s, 'crm', %s, %s)", (ws, rel, ids["acme"], ids[dst], stating, NOW))
+    verdicts = {member: [(rel, now, old) for _, rel, now, old in _edge_verdicts(fresh_store, ws, member, NOW)]
+                for member in ("owner", "other")}
+    assert verdicts == {
+        "owner": [("employs_hidden", None, None), ("employs_shared", None, None)],
+        "other": [("employs_hidden", "endpoint_hidden", "endpoint_hidden"), ("employs_shared", None, None)],
+    }
 
 
 def test_a_walk_step_judges_edge_ends_edge_by_edge(demo_store: Store) -> None:

@@ -65,7 +65,7 @@ def test_lines_counted_one_by_one_add_up_to_the_joined_text(lines: list[str]) ->
     assert count_lines(lines) == count_tokens("\n".join(lines))
 
 
-def test_context_shaped_lines_take_the_per_line_path() -> None:
+def test_context_shaped_lines_add_up_to_the_joined_text() -> None:
     lines = ["Named: Ağaoğlu Yapı", "Path: Ağaoğlu Yapı -placed-> SO-1001 [12]",
              "[12] Sipariş SO-1001 ödendi. (erp, 2026-05-02, 3mo old)", "Note:   trailing   ",
              "e-posta: info@example.com (mail, 2026-01-01, confirmed 2026-02-01, 9mo old)"]

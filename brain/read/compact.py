@@ -115,7 +115,6 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         if not push("facts", text, f.memory_id, n):
             dropped.append((f.memory_id, f.score))
     final = _evidenced(lines)
-    context = "\n".join(ln.text for ln in final)
     tokens = count_lines([ln.text for ln in final])
     # Each line was counted with a newline after it, which the last one does not have:
     # the whole never costs more. Should it still exceed the budget, the last facts go.
@@ -125,7 +124,6 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         gone = final.pop(last).memory_id or 0
         dropped.append((gone, score.get(gone, 0.0)))
         final = _evidenced(final)
-        context = "\n".join(ln.text for ln in final)
         tokens = count_lines([ln.text for ln in final])
     return CompactStep(tuple(final), tuple(dropped), budget, tokens, (time.perf_counter() - t0) * 1000)
 

@@ -323,18 +323,28 @@ def _corrections(convo: list[Fact], vectors: dict[int, np.ndarray],
     # Meaning only for those pairs, row by row: a matrix product would hand the work to
     # BLAS threads, which then spin for ~100 ms and take a core from the next embedding.
     close = np.einsum("ij,ij->i", vecs[old_i], vecs[new_j]) >= _CORRECTION_SIM
-    later: dict[int, list[int]] = {}
-    for i, j in zip(old_i[close].tolist(), new_j[close].tolist()):
-        later.setdefault(i, []).append(j)
+    # Across threads the words decide, and two turns can share max(3, half the longer's)
+    # stems only if the shorter holds that many: a test on the counts alone drops most
+    # pairs before any set is built (e5 puts many turns of one conversation above
+    # _CORRECTION_SIM: on LoCoMo recalls ~116 pairs each got this far, one by one).
+    size = np.array([len(meta[f.memory_id][3]) for f in convo])
+    small, large = np.minimum(size[old_i], size[new_j]), np.maximum(size[old_i], size[new_j])
+    same = same_thread[old_i, new_j]
+    keep = close & (same | (small >= np.maximum(3, _RESTATED * large)))
+    old_i, new_j, same = old_i[keep], new_j[keep], same[keep]
+    # each old turn's candidates, the latest first: the latest that qualifies wins
+    order = np.lexsort((-new_j, old_i))
     out: dict[int, int] = {}
-    for i, js in later.items():
-        o_stems = meta[convo[i].memory_id][3]
-        for j in sorted(js, reverse=True):   # the latest that qualifies wins
-            n_stems = meta[convo[j].memory_id][3]
-            if same_thread[i, j] or \
-                    len(o_stems & n_stems) >= max(3, _RESTATED * max(len(o_stems), len(n_stems))):
-                out[convo[i].memory_id] = convo[j].memory_id
-                break
+    for i, j, in_thread in zip(old_i[order].tolist(), new_j[order].tolist(), same[order].tolist()):
+        old_id = convo[i].memory_id
+        if old_id in out:
+            continue
+        if in_thread:
+            out[old_id] = convo[j].memory_id
+            continue
+        o_stems, n_stems = meta[old_id][3], meta[convo[j].memory_id][3]
+        if len(o_stems & n_stems) >= max(3, _RESTATED * max(len(o_stems), len(n_stems))):
+            out[old_id] = convo[j].memory_id
     return out
 
 

@@ -21,21 +21,26 @@ from brain.read.question import Question
 from brain.read.trace import Anchor, AnchorStep, Hit, Node
 
 _ENTITY_COLS = "e.entity_id, e.kind, e.key, e.name"
+# Every statement here orders its rows fully: which of two equally good matches anchors
+# first must not depend on the plan PostgreSQL picks (a cost setting, another server).
 
 CODES_SQL = f"""
 SELECT {_ENTITY_COLS}, e.key_upper AS code
   FROM visible_entities e
- WHERE e.workspace_id = %(ws)s AND e.key_upper = ANY(%(codes)s)"""
+ WHERE e.workspace_id = %(ws)s AND e.key_upper = ANY(%(codes)s)
+ ORDER BY e.entity_id"""
 
 NAMES_SQL = f"""
 SELECT DISTINCT ON (e.entity_id, n.name_key) {_ENTITY_COLS}, n.name_key
   FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
- WHERE n.workspace_id = %(ws)s AND n.name_key = ANY(%(keys)s)"""
+ WHERE n.workspace_id = %(ws)s AND n.name_key = ANY(%(keys)s)
+ ORDER BY e.entity_id, n.name_key"""
 
 CONTAINS_SQL = f"""
 SELECT DISTINCT ON (e.entity_id) {_ENTITY_COLS}, n.name_key
   FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
  WHERE n.workspace_id = %(ws)s AND n.name_words @@ to_tsquery('simple', %(tsq)s)
+ ORDER BY e.entity_id
  LIMIT 60"""
 
 TRIGRAM_SQL = f"""
@@ -47,7 +52,8 @@ SELECT q.i, {_ENTITY_COLS}, t.name_key, 1 - t.dist AS sim
        WHERE n.workspace_id = %(ws)s
        ORDER BY n.trigrams <=> q.v
        LIMIT 4) t
-  JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = t.entity_id"""
+  JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = t.entity_id
+ ORDER BY q.i, t.dist, e.entity_id"""
 
 # An entity that a visible memory names is visible by the rule's own definition (see
 # visible_entities), so the entities of visible hits are read through their memories:
@@ -57,7 +63,8 @@ SELECT me.memory_id, {_ENTITY_COLS}
   FROM memory_entities me
   JOIN visible_memories m USING (workspace_id, memory_id)
   JOIN entities e USING (workspace_id, entity_id)
- WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND me.role IN ('subject', 'about', 'from')"""
+ WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND me.role IN ('subject', 'about', 'from')
+ ORDER BY me.memory_id, me.entity_id"""
 
 _NOISE = tx.STOPWORDS | set(tx.KIND_WORDS)
 

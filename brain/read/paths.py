@@ -26,7 +26,9 @@ SELECT e.rel, e.src_id, e.dst_id, e.memory_id, e.valid_from,
   FROM visible_edges e
   JOIN entities s ON s.workspace_id = e.workspace_id AND s.entity_id = e.src_id
   JOIN entities d ON d.workspace_id = e.workspace_id AND d.entity_id = e.dst_id
- WHERE e.workspace_id = %(ws)s AND (e.src_id = ANY(%(ids)s) OR e.dst_id = ANY(%(ids)s))"""
+ WHERE e.workspace_id = %(ws)s AND (e.src_id = ANY(%(ids)s) OR e.dst_id = ANY(%(ids)s))
+ -- in a fixed order: equally scored steps are taken in row order, which must not be the plan's
+ ORDER BY e.src_id, e.dst_id, e.rel, e.memory_id"""
 
 # (named by a visible memory, an entity is visible: see anchors.MEANING_SQL)
 HIT_ENTITIES_SQL = """

@@ -79,7 +79,9 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
  -- one id list, so each row is a primary-key lookup (an OR of the two sets made the
  -- planner read every memory of the workspace: 50 ms at 100,000 rows)
  WHERE m.workspace_id = %(ws)s
-   AND m.memory_id IN (SELECT unnest(%(ids)s::bigint[]) UNION SELECT n.memory_id FROM near n)"""
+   AND m.memory_id IN (SELECT unnest(%(ids)s::bigint[]) UNION SELECT n.memory_id FROM near n)
+ -- equal scores keep row order: a fixed one, not the plan's
+ ORDER BY m.memory_id"""
 
 # Current records that define a node ("subject"), and the conversation about a node that
 # best matches the question's rare words (an anchor may be named in hundreds of turns; the
@@ -88,32 +90,36 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
 # read every memory of the workspace to join them. Only turns that hold a word of the
 # query are ranked by ts_rank, which costs far more than the match itself.
 NODE_FACTS_SQL = """
-(SELECT me.entity_id, me.memory_id, 'subject' AS role, 1 AS named
-   FROM unnest(%(nodes)s::bigint[]) AS n(entity_id)
-   JOIN memory_entities me ON me.workspace_id = %(ws)s AND me.entity_id = n.entity_id AND me.role = 'subject'
-   JOIN visible_memories m ON m.workspace_id = me.workspace_id AND m.memory_id = me.memory_id)
-UNION ALL
-(SELECT a.entity_id, x.memory_id, 'about', x.n
-   FROM unnest(%(anchors)s::bigint[]) AS a(entity_id)
-   CROSS JOIN LATERAL (
-       SELECT me.memory_id, count(*) OVER () AS n
-         FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
-        WHERE me.workspace_id = %(ws)s AND me.entity_id = a.entity_id
-          AND me.role IN ('about', 'from', 'mention') AND m.origin <> 'record'
-        ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
-                 m.occurred_at DESC
-        LIMIT 8) x)
-UNION ALL
-(SELECT a.entity_id, x.memory_id, 'attached', 1
-   FROM unnest(%(ends)s::bigint[]) AS a(entity_id)
-   CROSS JOIN LATERAL (
-       SELECT me.memory_id
-         FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
-        WHERE me.workspace_id = %(ws)s AND me.entity_id = a.entity_id AND me.role = 'link'
-          AND m.valid_to IS NULL
-        ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
-                 m.occurred_at DESC
-        LIMIT 4) x)"""
+SELECT * FROM (
+    (SELECT me.entity_id, me.memory_id, 'subject' AS role, 1 AS named
+       FROM unnest(%(nodes)s::bigint[]) AS n(entity_id)
+       JOIN memory_entities me ON me.workspace_id = %(ws)s AND me.entity_id = n.entity_id AND me.role = 'subject'
+       JOIN visible_memories m ON m.workspace_id = me.workspace_id AND m.memory_id = me.memory_id)
+    UNION ALL
+    (SELECT a.entity_id, x.memory_id, 'about', x.n
+       FROM unnest(%(anchors)s::bigint[]) AS a(entity_id)
+       CROSS JOIN LATERAL (
+           SELECT me.memory_id, count(*) OVER () AS n
+             FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
+            WHERE me.workspace_id = %(ws)s AND me.entity_id = a.entity_id
+              AND me.role IN ('about', 'from', 'mention') AND m.origin <> 'record'
+            ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
+                     m.occurred_at DESC, me.memory_id DESC
+            LIMIT 8) x)
+    UNION ALL
+    (SELECT a.entity_id, x.memory_id, 'attached', 1
+       FROM unnest(%(ends)s::bigint[]) AS a(entity_id)
+       CROSS JOIN LATERAL (
+           SELECT me.memory_id
+             FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
+            WHERE me.workspace_id = %(ws)s AND me.entity_id = a.entity_id AND me.role = 'link'
+              AND m.valid_to IS NULL
+            ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
+                     m.occurred_at DESC, me.memory_id DESC
+            LIMIT 4) x)) u
+-- the parts in the order above, each in a fixed order (not the plan's)
+ORDER BY array_position(ARRAY['subject', 'about', 'attached'], u.role), 1, 2"""
+
 
 @functools.lru_cache(maxsize=50_000)
 def _stems(text: str) -> frozenset[str]:

@@ -231,3 +231,29 @@ def test_marking_corrections_leaves_no_worker_threads_spinning() -> None:
     if burned is None:
         pytest.skip("no /proc here to read thread times from")
     assert burned < 30, f"other threads burned {burned:.0f} ms in the 100 ms after ranking"
+
+
+def test_contexts_do_not_depend_on_the_plan(demo_store: Store, embedder) -> None:  # type: ignore[no-untyped-def]
+    """The same questions through connections that may not hash or merge joins: other
+    plans return rows in other orders, and a context must not change with them (equal
+    scores are broken by ids, not by row order). The vector leg stays exact here (whole
+    tables may still be scanned): an approximate HNSW search may differ by a row."""
+    import json
+    from pathlib import Path
+
+    from brain.format import parse_date
+
+    lines = Path(__file__).resolve().parent.parent.joinpath("fixtures", "questions.jsonl").read_text(encoding="utf-8")
+    questions = [json.loads(x) for x in lines.splitlines() if x.strip()][:40]
+    other = Store(demo_store.admin_uri,
+                  psycopg.conninfo.make_conninfo(demo_store.app_uri, options=(
+                      "-c enable_hashjoin=off -c enable_mergejoin=off -c random_page_cost=1.1")))
+    try:
+        for q in questions:
+            now = parse_date(q["now"], "now")
+            a, b = (recall(q["question"], workspace=q["workspace"], member=q["as"], now=now, store=s,
+                           embedder=embedder) for s in (demo_store, other))
+            assert a.context == b.context, q["id"]
+            assert [f.memory_id for f in a.trace.rank.facts] == [f.memory_id for f in b.trace.rank.facts], q["id"]
+    finally:
+        other.close()

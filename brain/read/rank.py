@@ -226,11 +226,13 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
         age_days = max(0.0, (now - occurred).total_seconds() / 86400)
         parts["prior"] = math.exp(-age_days / 180) * float(importance) * 2
         score = sum(WEIGHTS[k] * v for k, v in parts.items())
+        # (parts stay unrounded: the trace rounds floats when it is written, and rounding
+        # each part here cost more than building the fact)
         if cfg.top_k:  # plain baselines: their own leg's order, nothing else
             score = parts["recall"]
         facts.append(Fact(int(mid), text, origin, kind, module, source, occurred, confirmed, expires,
                           valid_to is not None, None, tuple(why.get(mid, ())),
-                          {k: round(v, 4) for k, v in parts.items()}, round(score, 5)))
+                          parts, round(score, 5)))
         if emb is not None:   # pgvector's binary loader gives float32 arrays
             vectors[mid] = emb
         meta[mid] = (ref, thread, frozenset(ents or ()), own_stems)
@@ -271,7 +273,7 @@ def _add_beside(facts: list[Fact], beside: dict[int, tuple[int, ...]]) -> list[F
     for f in facts:
         if f.memory_id in lift:
             value, seed = lift[f.memory_id]
-            parts = {**f.parts, "beside": round(value, 4)}
+            parts = {**f.parts, "beside": value}
             why = (*f.why, f"beside [{seed}]")
             # (a new Fact from the old one's fields: dataclasses.replace re-inspects the class each time)
             f = Fact(**{**f.__dict__, "parts": parts, "why": why,

@@ -9,6 +9,7 @@ memories) comes last, from step 2. Only entities the asker may see can match.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -83,9 +84,43 @@ def _spans(words: tuple[str, ...], longest: int = 8) -> list[tuple[int, int]]:
     return out
 
 
-def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, cfg: RecallConfig) -> AnchorStep:
+@dataclass
+class Lookups:
+    """The exact lookups of step 1 (codes, names), sent before their rows are needed:
+    what they ask depends on the question alone, so on a pipelined connection they run
+    while the keyword query is read (see brain.read.run)."""
+    codes: psycopg.Cursor[Any] | None
+    names: psycopg.Cursor[Any] | None
+    keys: dict[str, tuple[tuple[int, int], str]]   # name key -> (word span, exact | suffix)
+    ms: float
+
+
+def send_lookups(conn: psycopg.Connection[Any], q: Question, *, workspace: str) -> Lookups:
+    t0 = time.perf_counter()
+    words = q.words
+    codes = conn.execute(CODES_SQL, {"ws": workspace, "codes": TextArray(q.info.codes)}) if q.info.codes else None
+    # names and aliases: exact spans, then with the last word's case ending removed
+    # (spans over a record code are not names)
+    code_set = {c.lower() for c in q.info.codes}
+    spans = [(i, j) for i, j in _spans(words) if not any(w in code_set for w in words[i:j])]
+    keys: dict[str, tuple[tuple[int, int], str]] = {}
+    for i, j in spans:
+        exact = tx.fold(" ".join(words[i:j]))
+        keys.setdefault(exact, ((i, j), "exact"))
+        head = " ".join(words[i:j - 1])
+        for cand in tx.stem_candidates(words[j - 1])[1:]:
+            if len(cand) >= 3:
+                keys.setdefault(tx.fold(f"{head} {cand}".strip()), ((i, j), "suffix"))
+    names = conn.execute(NAMES_SQL, {"ws": workspace, "keys": TextArray(keys)}) if keys else None
+    return Lookups(codes, names, keys, (time.perf_counter() - t0) * 1000)
+
+
+def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, cfg: RecallConfig,
+                 sent: Lookups | None = None) -> AnchorStep:
     """The entities the question names, each with how it matched and how sure it is
-    (by meaning comes later, from the recalled memories: see `by_meaning`)."""
+    (by meaning comes later, from the recalled memories: see `by_meaning`). `sent`: the
+    exact lookups, if already sent (`send_lookups`)."""
+    sent = sent or send_lookups(conn, q, workspace=workspace)
     t0 = time.perf_counter()
     found: dict[int, Anchor] = {}
     covered: set[int] = set()   # word positions already explained by an anchor
@@ -100,24 +135,16 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
 
     words = q.words
     # 1. record codes, exactly as written
-    if q.info.codes:
-        for row in conn.execute(CODES_SQL, {"ws": workspace, "codes": TextArray(q.info.codes)}):
+    if sent.codes is not None:
+        for row in sent.codes.fetchall():
             keep(Anchor(_node(row), "code", row[4], 1.0))
-        code_set = {c.lower() for c in q.info.codes}
-        covered.update(i for i, w in enumerate(words) if w in code_set)
+    code_set = {c.lower() for c in q.info.codes}
+    covered.update(i for i, w in enumerate(words) if w in code_set)
 
-    # 2. names and aliases: exact spans, then with the last word's case ending removed
-    spans = [s for s in _spans(words) if not covered.intersection(range(*s))]
-    keys: dict[str, tuple[tuple[int, int], str]] = {}
-    for i, j in spans:
-        exact = tx.fold(" ".join(words[i:j]))
-        keys.setdefault(exact, ((i, j), "exact"))
-        head = " ".join(words[i:j - 1])
-        for cand in tx.stem_candidates(words[j - 1])[1:]:
-            if len(cand) >= 3:
-                keys.setdefault(tx.fold(f"{head} {cand}".strip()), ((i, j), "suffix"))
-    if keys:
-        rows = conn.execute(NAMES_SQL, {"ws": workspace, "keys": TextArray(keys)}).fetchall()
+    # 2. names and aliases, longest spans first, exact before suffix-stripped
+    keys = sent.keys
+    if sent.names is not None:
+        rows = sent.names.fetchall()
         # longest spans first, exact before suffix-stripped, so "Ağaoğlu Yapı" beats "Yapı"
         rows.sort(key=lambda r: (-(keys[r[4]][0][1] - keys[r[4]][0][0]), keys[r[4]][1] != "exact"))
         # A span that names several entities (a short name two things share) anchors
@@ -190,7 +217,7 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
     anchors = sorted(found.values(), key=lambda a: -a.score)[: cfg.max_anchors]
     near_ids = {a.node.entity_id for a in anchors}
     misses = tuple(a for a in near if a.node.entity_id not in near_ids)[:20]
-    return AnchorStep(tuple(anchors), q.info.kinds, misses, (time.perf_counter() - t0) * 1000)
+    return AnchorStep(tuple(anchors), q.info.kinds, misses, sent.ms + (time.perf_counter() - t0) * 1000)
 
 
 def by_meaning(conn: psycopg.Connection[Any], step: AnchorStep, hits: tuple[Hit, ...], *, workspace: str,

@@ -144,38 +144,82 @@ def text_query(conn: psycopg.Connection[Any], q: Question, workspace: str) -> Te
     params = text_query_params(q, workspace)
     if not params["terms"]:
         return TextQuery(None, (), (), ())
-    rows = conn.execute(TERMS_SQL, params).fetchall()
+    return _text_query(conn.execute(TERMS_SQL, params).fetchall())
+
+
+def _text_query(rows: list[Any]) -> TextQuery:
     kept = [(str(tq), float(idf)) for _, tq, _, idf, keep in rows if keep]
     return TextQuery(" | ".join(f"( {tq} )" for tq, _ in kept) or None, tuple(tq for tq, _ in kept),
                      tuple(w for _, w in kept), tuple(str(r[0]) for r in rows if not r[4]))
 
 
+class PendingRecall:
+    """Step 2 in three moves, so that on a pipelined connection the server runs its
+    statements while this process does other work (see brain.read.run): `start_recall`
+    sends the keyword query's statement, `send` reads it and sends the fused one,
+    `finish` reads the hits. Its elapsed ms count only this step's own moves."""
+
+    def __init__(self, conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
+                 cfg: RecallConfig) -> None:
+        t0 = time.perf_counter()
+        self.conn, self.q, self.qvec, self.workspace, self.cfg = conn, q, qvec, workspace, cfg
+        self.terms: psycopg.Cursor[Any] | None = None
+        self.fused: psycopg.Cursor[Any] | None = None
+        self.tq = TextQuery(None, (), (), ())
+        self.k_text = self.k_vec = 0
+        if cfg.mode in ("hybrid", "keyword"):
+            params = text_query_params(q, workspace)
+            if params["terms"]:
+                self.terms = conn.execute(TERMS_SQL, params)
+        self.ms = (time.perf_counter() - t0) * 1000
+
+    def send(self) -> None:
+        t0 = time.perf_counter()
+        cfg = self.cfg
+        if self.terms is not None:
+            self.tq = _text_query(self.terms.fetchall())
+        k_text = cfg.k_text if self.tq.parts else 0
+        k_vec = cfg.k_vector if cfg.mode in ("hybrid", "vector") else 0
+        if cfg.top_k:
+            k_text, k_vec = (cfg.top_k if k_text else 0), (cfg.top_k if k_vec else 0)
+        params: dict[str, Any] = {"ws": self.workspace}
+        if k_text:
+            params.update(tsq=self.tq.tsquery, tqs=TsqueryArray(self.tq.parts), idfs=FloatArray(self.tq.idf))
+        if k_vec:
+            params["qv"] = self.qvec
+        self.k_text, self.k_vec = k_text, k_vec
+        self.fused = self.conn.execute(hybrid_sql(k_text, k_vec), params)
+        self.ms += (time.perf_counter() - t0) * 1000
+
+    def finish(self) -> RecallStep:
+        if self.fused is None:
+            self.send()
+        assert self.fused is not None
+        t0 = time.perf_counter()
+        cfg = self.cfg
+        hits = []
+        for mid, trank, vrank, tscore, dist, text in self.fused.fetchall():
+            fused = 0.0
+            if trank is not None:
+                fused += cfg.text_weight / (cfg.rrf_k + trank)
+            if vrank is not None:
+                fused += 1.0 / (cfg.rrf_k + vrank)
+            hits.append(Hit(int(mid), text, trank, vrank,
+                            float(tscore) if tscore is not None else None,
+                            float(dist) if dist is not None else None, round(fused, 6)))
+        hits.sort(key=lambda h: (-h.fused, h.vector_rank or 10**6, h.text_rank or 10**6))
+        ms = self.ms + (time.perf_counter() - t0) * 1000
+        return RecallStep(cfg.mode, self.tq.tsquery or "", self.k_text, self.k_vec,
+                          sum(1 for h in hits if h.text_rank), sum(1 for h in hits if h.vector_rank),
+                          tuple(hits), ms, self.tq.common)
+
+
+def start_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
+                 cfg: RecallConfig) -> PendingRecall:
+    return PendingRecall(conn, q, qvec, workspace=workspace, cfg=cfg)
+
+
 def hybrid_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
                   cfg: RecallConfig) -> RecallStep:
     """Both legs and their reciprocal-rank fusion, best first."""
-    t0 = time.perf_counter()
-    tq = text_query(conn, q, workspace) if cfg.mode in ("hybrid", "keyword") else TextQuery(None, (), (), ())
-    k_text = cfg.k_text if tq.parts else 0
-    k_vec = cfg.k_vector if cfg.mode in ("hybrid", "vector") else 0
-    if cfg.top_k:
-        k_text, k_vec = (cfg.top_k if k_text else 0), (cfg.top_k if k_vec else 0)
-    params: dict[str, Any] = {"ws": workspace}
-    if k_text:
-        params.update(tsq=tq.tsquery, tqs=TsqueryArray(tq.parts), idfs=FloatArray(tq.idf))
-    if k_vec:
-        params["qv"] = qvec
-    rows = conn.execute(hybrid_sql(k_text, k_vec), params).fetchall()
-    hits = []
-    for mid, trank, vrank, tscore, dist, text in rows:
-        fused = 0.0
-        if trank is not None:
-            fused += cfg.text_weight / (cfg.rrf_k + trank)
-        if vrank is not None:
-            fused += 1.0 / (cfg.rrf_k + vrank)
-        hits.append(Hit(int(mid), text, trank, vrank,
-                        float(tscore) if tscore is not None else None,
-                        float(dist) if dist is not None else None, round(fused, 6)))
-    hits.sort(key=lambda h: (-h.fused, h.vector_rank or 10**6, h.text_rank or 10**6))
-    return RecallStep(cfg.mode, tq.tsquery or "", k_text, k_vec, sum(1 for h in hits if h.text_rank),
-                      sum(1 for h in hits if h.vector_rank), tuple(hits), (time.perf_counter() - t0) * 1000,
-                      tq.common)
+    return start_recall(conn, q, qvec, workspace=workspace, cfg=cfg).finish()

@@ -10,13 +10,13 @@ from datetime import datetime, timezone
 from brain.db import Store, default_store
 from brain.embed import Embedder, get_embedder
 from brain.errors import UnknownWorkspace
-from brain.read.anchors import by_meaning, find_anchors
+from brain.read.anchors import by_meaning, find_anchors, send_lookups
 from brain.read.compact import compact
 from brain.read.config import HYBRID, RecallConfig
 from brain.read.paths import walk
 from brain.read.question import analyse
 from brain.read.rank import rank_facts
-from brain.read.recall import hybrid_recall
+from brain.read.recall import start_recall
 from brain.read.trace import AnchorStep, PathStep, Recall, Trace
 from brain.read.visibility import visibility_step
 
@@ -39,15 +39,23 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime |
     q = analyse(question, now)
     graph = config.mode == "hybrid" and not config.top_k
     t1 = time.perf_counter()
-    with store.bound(workspace, member=member, now=now, readonly=True) as (conn, binding):
+    with store.bound(workspace, member=member, now=now, readonly=True) as (conn, binding), conn.pipeline():
         vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
-        rec = hybrid_recall(conn, q, qvec, workspace=workspace, cfg=config)
+        # Pipelined: a statement is sent as soon as what it asks is known, and the server
+        # runs it while this process works on earlier rows (one connection, one snapshot).
+        # The keyword query and the exact name lookups depend on the question alone; the
+        # fused legs run while the names are matched.
+        pending = start_recall(conn, q, qvec, workspace=workspace, cfg=config)
+        lookups = send_lookups(conn, q, workspace=workspace) if graph else None
+        pending.send()
+        if graph:
+            anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
+        rec = pending.finish()
         # Only an empty recall pays for telling "no such workspace" from "nothing visible".
         if not rec.fused and conn.execute("SELECT 1 FROM workspaces WHERE workspace_id = %s",
                                           (workspace,)).fetchone() is None:
             raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
         if graph:
-            anchors = find_anchors(conn, q, workspace=workspace, cfg=config)
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config)
         else:

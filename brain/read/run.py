@@ -39,18 +39,20 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime |
     q = analyse(question, now)
     graph = config.mode == "hybrid" and not config.top_k
     t1 = time.perf_counter()
-    with store.bound(workspace, member=member, now=now, readonly=True) as (conn, binding), conn.pipeline():
+    with store.bound(workspace, member=member, now=now, readonly=True) as (conn, binding):
         vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
         # Pipelined: a statement is sent as soon as what it asks is known, and the server
         # runs it while this process works on earlier rows (one connection, one snapshot).
         # The keyword query and the exact name lookups depend on the question alone; the
-        # fused legs run while the names are matched.
-        pending = start_recall(conn, q, qvec, workspace=workspace, cfg=config)
-        lookups = send_lookups(conn, q, workspace=workspace) if graph else None
-        pending.send()
-        if graph:
-            anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
-        rec = pending.finish()
+        # fused legs run while the names are matched. Only here: psycopg's pipeline costs
+        # more per statement than it saves where nothing overlaps.
+        with conn.pipeline():
+            pending = start_recall(conn, q, qvec, workspace=workspace, cfg=config)
+            lookups = send_lookups(conn, q, workspace=workspace) if graph else None
+            pending.send()
+            if graph:
+                anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
+            rec = pending.finish()
         # Only an empty recall pays for telling "no such workspace" from "nothing visible".
         if not rec.fused and conn.execute("SELECT 1 FROM workspaces WHERE workspace_id = %s",
                                           (workspace,)).fetchone() is None:

@@ -11,6 +11,8 @@ from datetime import datetime, timedelta, timezone
 
 import psycopg
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from brain import text as tx
 from brain.db import Store
@@ -257,3 +259,54 @@ def test_contexts_do_not_depend_on_the_plan(demo_store: Store, embedder) -> None
             assert [f.memory_id for f in a.trace.rank.facts] == [f.memory_id for f in b.trace.rank.facts], q["id"]
     finally:
         other.close()
+
+
+def _order_as_first_written(facts):  # type: ignore[no-untyped-def]
+    """rank._order before it was made leaner (the oracle for the test below)."""
+    by_id = {f.memory_id: f for f in facts}
+    group_best: dict = {}
+    for f in facts:
+        head = f.memory_id
+        seen = set()
+        while by_id.get(head) is not None and by_id[head].newer_id is not None and head not in seen:
+            seen.add(head)
+            head = by_id[head].newer_id
+        group_best[head] = max(group_best.get(head, -1e9), f.score)
+    heads = [f for f in facts if f.newer_id is None or f.newer_id not in by_id]
+    heads.sort(key=lambda f: (-max(f.score, group_best.get(f.memory_id, f.score)), -f.occurred_at.timestamp()))
+    followers: dict = {}
+    for f in facts:
+        if f.newer_id is not None and f.newer_id in by_id:
+            followers.setdefault(f.newer_id, []).append(f)
+    out: list = []
+    placed: set = set()
+
+    def place(f):  # type: ignore[no-untyped-def]
+        if f.memory_id in placed:
+            return
+        placed.add(f.memory_id)
+        out.append(f)
+        for g in sorted(followers.get(f.memory_id, []), key=lambda x: -x.occurred_at.timestamp()):
+            place(g)
+
+    for f in heads:
+        place(f)
+    for f in facts:
+        place(f)
+    return out
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 40), st.one_of(st.none(), st.integers(0, 25))),
+                max_size=25))
+@settings(max_examples=300, deadline=None)
+def test_fact_order_keeps_its_rule(rows) -> None:  # type: ignore[no-untyped-def]
+    """Best first, an earlier value after its newer one, for any chains of newer values
+    (dangling, shared, cyclic): the same order as the rule as first written."""
+    from brain.read.rank import _order
+    from brain.read.trace import Fact
+
+    base = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    facts = [Fact(i, "t", "message", "note", "m", "s", base + timedelta(days=day), base, None,
+                  newer is not None, newer, (), {}, score / 7)
+             for i, (score, day, newer) in enumerate(rows)]
+    assert [f.memory_id for f in _order(facts)] == [f.memory_id for f in _order_as_first_written(facts)]

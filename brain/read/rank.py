@@ -358,21 +358,26 @@ def _corrections(convo: list[Fact], vectors: dict[int, np.ndarray],
 
 def _order(facts: list[Fact]) -> list[Fact]:
     """Best first; an earlier value right after the newer one, never before it."""
-    by_id = {f.memory_id: f for f in facts}
-    # the newer value carries the best score of its group
+    newer = {f.memory_id: f.newer_id for f in facts if f.newer_id is not None}
+    # the newer value carries the best score of its group: each fact's score goes to
+    # the newest value its chain reaches (cycles, which should not occur, stop the walk)
     group_best: dict[int, float] = {}
     for f in facts:
         head = f.memory_id
-        seen = set()
-        while by_id.get(head) is not None and by_id[head].newer_id is not None and head not in seen:
-            seen.add(head)
-            head = by_id[head].newer_id  # type: ignore[assignment]
-        group_best[head] = max(group_best.get(head, -1e9), f.score)
-    heads = [f for f in facts if f.newer_id is None or f.newer_id not in by_id]
+        if head in newer:
+            seen = set()
+            while head in newer and head not in seen:
+                seen.add(head)
+                head = newer[head]
+        best = group_best.get(head)
+        if best is None or f.score > best:
+            group_best[head] = f.score
+    ids = {f.memory_id for f in facts}
+    heads = [f for f in facts if f.newer_id is None or f.newer_id not in ids]
     heads.sort(key=lambda f: (-max(f.score, group_best.get(f.memory_id, f.score)), -f.occurred_at.timestamp()))
     followers: dict[int, list[Fact]] = {}
     for f in facts:
-        if f.newer_id is not None and f.newer_id in by_id:
+        if f.newer_id is not None and f.newer_id in ids:
             followers.setdefault(f.newer_id, []).append(f)
     out: list[Fact] = []
     placed: set[int] = set()
@@ -382,8 +387,10 @@ def _order(facts: list[Fact]) -> list[Fact]:
             return
         placed.add(f.memory_id)
         out.append(f)
-        for g in sorted(followers.get(f.memory_id, []), key=lambda x: -x.occurred_at.timestamp()):
-            place(g)
+        after = followers.get(f.memory_id)
+        if after:
+            for g in sorted(after, key=lambda x: -x.occurred_at.timestamp()):
+                place(g)
 
     for f in heads:
         place(f)

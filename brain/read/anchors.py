@@ -141,7 +141,7 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
     code_set = {c.lower() for c in q.info.codes}
     covered.update(i for i, w in enumerate(words) if w in code_set)
 
-    # 2. names and aliases, longest spans first, exact before suffix-stripped
+    # 2. names and aliases (the keys send_lookups asked for)
     keys = sent.keys
     if sent.names is not None:
         rows = sent.names.fetchall()

@@ -216,10 +216,6 @@ class PendingRecall:
 
 def start_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
                  cfg: RecallConfig) -> PendingRecall:
+    """Both legs and their reciprocal-rank fusion, best first, from `.finish()` (which
+    sends the fused statement itself if `.send()` was not called)."""
     return PendingRecall(conn, q, qvec, workspace=workspace, cfg=cfg)
-
-
-def hybrid_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
-                  cfg: RecallConfig) -> RecallStep:
-    """Both legs and their reciprocal-rank fusion, best first."""
-    return start_recall(conn, q, qvec, workspace=workspace, cfg=cfg).finish()

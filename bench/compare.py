@@ -6,7 +6,11 @@ importing the old checkout and one this one (or `--after`), answer the same ques
 against the same store in alternating full passes, and the medians are compared over
 all passes: drift hits both alike. Each recall embeds its question uncached, as in
 `bench questions`; before each, the worker embeds a different text on its own, so the
-embedding's own time is measured in the same conditions as the recall.
+embedding's own time is measured in the same conditions as the recall. After each timed
+pass a worker asks the questions again with their embeddings known and reports the CPU
+time of the read path, its own and its server process's (read from /proc on Linux when
+the server runs here): CPU time leaves out the waits for a core on a busy host (it still
+varies: 14.6 and 18.3 ms for the same code in two runs this session).
 
     python -m bench compare ../old-checkout --data-dir /tmp/demo
     python -m bench compare ../old-checkout --locomo ../shared/bench/locomo10-dev.json \\
@@ -30,7 +34,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).resolve().parent / "compare_worker.py"
-MEASURES = ("total", "embed", "read", "solo_embed")
+MEASURES = ("total", "embed", "read", "solo_embed", "cpu_client", "cpu_server")
 
 
 def summarise(passes: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
@@ -122,6 +126,15 @@ def print_comparison(s: dict[str, dict[str, float]]) -> None:
         print(f"{side:6s}: recall p50 {m['total']:.1f} ms, read path p50 {m['read']:.1f} ms, "
               f"embedding p50 {m['embed']:.1f} ms in recall / {m['solo_embed']:.1f} ms on its own; "
               f"recall / embedding {m['ratio_in_recall_embed']:.2f} / {m['ratio_solo_embed']:.2f} (n {m['n']:.0f})")
+    for side in ("before", "after"):
+        m = s[side]
+        if "cpu_client" in m:
+            server = f" + server {m['cpu_server']:.2f}" if "cpu_server" in m else " (server's not readable here)"
+            print(f"{side:6s}: read path CPU per recall (median of passes): this process {m['cpu_client']:.2f}{server} ms")
     b, a = s["before"]["read"], s["after"]["read"]
     print(f"compare: read path p50 {b:.1f} -> {a:.1f} ms ({100 * (a - b) / b:+.0f}%), "
           f"recall p50 {s['before']['total']:.1f} -> {s['after']['total']:.1f} ms")
+    if "cpu_client" in s["before"] and "cpu_client" in s["after"]:
+        cpu = {k: s[k]["cpu_client"] + s[k].get("cpu_server", 0.0) for k in ("before", "after")}
+        print(f"compare: read path CPU {cpu['before']:.2f} -> {cpu['after']:.2f} ms "
+              f"({100 * (cpu['after'] - cpu['before']) / cpu['before']:+.0f}%)")

@@ -210,3 +210,5 @@ def test_compare_times_two_checkouts_in_turns(demo_store) -> None:  # type: igno
     for side in ("before", "after"):
         assert s[side]["n"] == 4 and s[side]["read"] > 0   # 2 questions, 2 passes and s[side]["embed"] > 0
         assert s[side]["total"] >= s[side]["read"]
+        # the CPU pass: this process always; the test server runs here, so its backend too
+        assert s[side]["cpu_client"] > 0 and s[side]["cpu_server"] >= 0

@@ -6,7 +6,8 @@ DATABASE_URL); reads the questions `bench compare` prepared (question, workspace
 now, locomo); prints "ready"; then for each line on stdin asks every question once and
 prints one JSON line: per question the recall's wall time, the embedding's time inside
 it, the read path (recall minus embedding) and the previous question's embedding timed
-on its own just before.
+on its own just before; and, from a first pass with the embeddings already known, the
+read path's CPU per recall in this thread and in the server process behind the pool.
 """
 
 from __future__ import annotations
@@ -74,17 +75,13 @@ def main() -> int:
 
 class _Known:
     """The questions' embeddings, computed once: a pass that measures CPU leaves the
-    embedding (its own threads) out."""
+    embedding (its own threads) out. recall asks an embedder for nothing else."""
 
     def __init__(self, inner: Any, texts: list[str]) -> None:
-        self.inner, self.id, self.dim = inner, inner.id, inner.dim
         self.vectors = {t: inner.embed_query(t) for t in dict.fromkeys(texts)}
 
     def embed_query(self, text: str) -> Any:
         return self.vectors[text]
-
-    def embed_passages(self, texts: Any, **kw: Any) -> Any:
-        return self.inner.embed_passages(texts, **kw)
 
 
 def _backend_cpu(store: Any) -> Callable[[], float | None]:

@@ -236,20 +236,22 @@ def test_marking_corrections_leaves_no_worker_threads_spinning() -> None:
 
 
 def test_contexts_do_not_depend_on_the_plan(demo_store: Store, embedder) -> None:  # type: ignore[no-untyped-def]
-    """The same questions through connections that may not hash or merge joins: other
-    plans return rows in other orders, and a context must not change with them (equal
-    scores are broken by ids, not by row order). The vector leg stays exact here (whole
-    tables may still be scanned): an approximate HNSW search may differ by a row."""
-    import json
+    """The same questions through connections that may not hash or merge joins nor walk
+    an index in order: other plans return rows in other orders, and a context must not
+    change with them (equal scores are broken by ids, not by row order). Whole tables may
+    still be scanned, so the vector leg stays exact: an approximate HNSW search may differ
+    by a row. (Every connection sets random_page_cost itself, so that cannot be the
+    difference; with the read path's ORDER BYs removed, this fails.)"""
     from pathlib import Path
 
+    from bench.profile import questions_from
     from brain.format import parse_date
 
-    lines = Path(__file__).resolve().parent.parent.joinpath("fixtures", "questions.jsonl").read_text(encoding="utf-8")
-    questions = [json.loads(x) for x in lines.splitlines() if x.strip()][:40]
+    questions = questions_from(Path(__file__).resolve().parent.parent / "fixtures" / "questions.jsonl",
+                               split="all", multi_hop=0, scale=0)[:40]
     other = Store(demo_store.admin_uri,
                   psycopg.conninfo.make_conninfo(demo_store.app_uri, options=(
-                      "-c enable_hashjoin=off -c enable_mergejoin=off -c random_page_cost=1.1")))
+                      "-c enable_hashjoin=off -c enable_mergejoin=off -c enable_indexscan=off")))
     try:
         for q in questions:
             now = parse_date(q["now"], "now")

@@ -91,6 +91,7 @@ class Lookups:
     while the keyword query is read (see brain.read.run)."""
     codes: psycopg.Cursor[Any] | None
     names: psycopg.Cursor[Any] | None
+    coded: frozenset[int]                          # word positions that are record codes
     keys: dict[str, tuple[tuple[int, int], str]]   # name key -> (word span, exact | suffix)
     ms: float
 
@@ -99,10 +100,11 @@ def send_lookups(conn: psycopg.Connection[Any], q: Question, *, workspace: str) 
     t0 = time.perf_counter()
     words = q.words
     codes = conn.execute(CODES_SQL, {"ws": workspace, "codes": TextArray(q.info.codes)}) if q.info.codes else None
+    code_set = {c.lower() for c in q.info.codes}
+    coded = frozenset(i for i, w in enumerate(words) if w in code_set)
     # names and aliases: exact spans, then with the last word's case ending removed
     # (spans over a record code are not names)
-    code_set = {c.lower() for c in q.info.codes}
-    spans = [(i, j) for i, j in _spans(words) if not any(w in code_set for w in words[i:j])]
+    spans = [(i, j) for i, j in _spans(words) if coded.isdisjoint(range(i, j))]
     keys: dict[str, tuple[tuple[int, int], str]] = {}
     for i, j in spans:
         exact = tx.fold(" ".join(words[i:j]))
@@ -112,7 +114,7 @@ def send_lookups(conn: psycopg.Connection[Any], q: Question, *, workspace: str) 
             if len(cand) >= 3:
                 keys.setdefault(tx.fold(f"{head} {cand}".strip()), ((i, j), "suffix"))
     names = conn.execute(NAMES_SQL, {"ws": workspace, "keys": TextArray(keys)}) if keys else None
-    return Lookups(codes, names, keys, (time.perf_counter() - t0) * 1000)
+    return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000)
 
 
 def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, cfg: RecallConfig,
@@ -138,8 +140,7 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
     if sent.codes is not None:
         for row in sent.codes.fetchall():
             keep(Anchor(_node(row), "code", row[4], 1.0))
-    code_set = {c.lower() for c in q.info.codes}
-    covered.update(i for i, w in enumerate(words) if w in code_set)
+    covered.update(sent.coded)
 
     # 2. names and aliases (the keys send_lookups asked for)
     keys = sent.keys

@@ -139,12 +139,18 @@ class TextQuery:
     common: tuple[str, ...]              # words left to the vector leg
 
 
+NO_TEXT_QUERY = TextQuery(None, (), (), ())
+
+
 def text_query(conn: psycopg.Connection[Any], q: Question, workspace: str) -> TextQuery:
     """The question's keyword query, as the asker's readable modules weigh its words."""
+    sent = _send_terms(conn, q, workspace)
+    return _text_query(sent.fetchall()) if sent is not None else NO_TEXT_QUERY
+
+
+def _send_terms(conn: psycopg.Connection[Any], q: Question, workspace: str) -> psycopg.Cursor[Any] | None:
     params = text_query_params(q, workspace)
-    if not params["terms"]:
-        return TextQuery(None, (), (), ())
-    return _text_query(conn.execute(TERMS_SQL, params).fetchall())
+    return conn.execute(TERMS_SQL, params) if params["terms"] else None
 
 
 def _text_query(rows: list[Any]) -> TextQuery:
@@ -162,15 +168,11 @@ class PendingRecall:
     def __init__(self, conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
                  cfg: RecallConfig) -> None:
         t0 = time.perf_counter()
-        self.conn, self.q, self.qvec, self.workspace, self.cfg = conn, q, qvec, workspace, cfg
-        self.terms: psycopg.Cursor[Any] | None = None
+        self.conn, self.qvec, self.workspace, self.cfg = conn, qvec, workspace, cfg
+        self.terms = _send_terms(conn, q, workspace) if cfg.mode in ("hybrid", "keyword") else None
         self.fused: psycopg.Cursor[Any] | None = None
-        self.tq = TextQuery(None, (), (), ())
+        self.tq = NO_TEXT_QUERY
         self.k_text = self.k_vec = 0
-        if cfg.mode in ("hybrid", "keyword"):
-            params = text_query_params(q, workspace)
-            if params["terms"]:
-                self.terms = conn.execute(TERMS_SQL, params)
         self.ms = (time.perf_counter() - t0) * 1000
 
     def send(self) -> None:

@@ -99,12 +99,17 @@ SELECT * FROM (
     (SELECT a.entity_id, x.memory_id, 'about', x.n
        FROM unnest(%(anchors)s::bigint[]) AS a(entity_id)
        CROSS JOIN LATERAL (
-           SELECT me.memory_id, count(*) OVER () AS n
-             FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
-            WHERE me.workspace_id = %(ws)s AND me.entity_id = a.entity_id
-              AND me.role IN ('about', 'from', 'mention') AND m.origin <> 'record'
+           -- the memories as one id array: one index scan reads them all (a join looked
+           -- each up on its own, 2.2 of 4.4 ms for a speaker named in 451 turns), and a
+           -- turn naming the anchor twice (sender and mention) counts once
+           SELECT m.memory_id, count(*) OVER () AS n
+             FROM visible_memories m
+            WHERE m.workspace_id = %(ws)s AND m.origin <> 'record'
+              AND m.memory_id = ANY (ARRAY(SELECT me.memory_id FROM memory_entities me
+                                            WHERE me.workspace_id = %(ws)s AND me.entity_id = a.entity_id
+                                              AND me.role IN ('about', 'from', 'mention')))
             ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
-                     m.occurred_at DESC, me.memory_id DESC
+                     m.occurred_at DESC, m.memory_id DESC
             LIMIT 8) x)
     UNION ALL
     (SELECT a.entity_id, x.memory_id, 'attached', 1

@@ -27,6 +27,7 @@ from psycopg._encodings import conn_encoding
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from brain import cores
 from brain.errors import BrainError, DatabaseUnavailable, EmbedderMismatch, MissingExtension
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
@@ -419,8 +420,12 @@ class Store:
             # A read sees one snapshot in all its statements: the six steps of a recall
             # agree with each other even while a writer commits between them.
             conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ if readonly else None
+            # A read is a dozen short exchanges: this thread and its backend take turns on
+            # one core instead of waking each other's (brain.cores).
+            same_core = (cores.shared_core(conn.info.backend_pid)
+                         if readonly and cores.wanted(self.embedded_dir is not None) else contextlib.nullcontext())
             try:
-                with conn.transaction():
+                with same_core, conn.transaction():
                     row = conn.execute("SELECT brain_bind(%s, %s, %s)", (workspace, member, now)).fetchone()
                     mods = tuple(row[0]) if row else ()
                     yield conn, Binding(workspace, member, now, mods)

@@ -1,0 +1,96 @@
+"""One core for a read transaction and the database backend that answers it.
+
+A recall is a short conversation with PostgreSQL: a dozen statements, each sent when the
+previous answer has been worked on. When this thread and its backend sit on different
+cores, every hand-off wakes an idle core. On a small virtual machine (this project's
+2-vCPU host) that costs 0.2-0.5 ms, since the hypervisor must reschedule a halted vCPU,
+against 0.05 ms for a statement sent back to back (measured with `SELECT 1` after 2 ms of
+client work: 0.25-0.6 ms across cores, 0.14 ms on one). On one core a hand-off is a
+plain context switch. Over a whole recall the read path took 30 -> 25 ms on a slow
+afternoon of the host (same process, questions alternating).
+
+So for the length of a read transaction on the embedded server, the backend is moved to
+the core this thread is running on and the thread is held there; both get their own
+CPU sets back afterwards. Nothing else changes: what runs, in which order, on which
+snapshot. The embedding, which wants every core, runs before the transaction.
+
+Only where the backend is a process of this machine that we may reschedule: the embedded
+server (it runs as this user, or as the `pgserver` user when this is root). Set
+BRAIN_SHARE_CORE=0 to turn it off, or 1 to use it with a DATABASE_URL server that is
+local too. Any refusal of the system (another machine's pid, no permission, not Linux)
+turns it off for the process, silently: it is a speed-up, never a condition.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+from collections.abc import Iterator
+
+_enabled: bool | None = None   # None: not decided yet; False after the system refused
+
+
+def _current_cpu() -> int | None:
+    """The core this thread is running on now (glibc sched_getcpu), None if unknown."""
+    try:
+        cpu = int(_libc().sched_getcpu())
+    except (AttributeError, OSError):
+        return None
+    return cpu if cpu >= 0 else None
+
+
+_LIBC: ctypes.CDLL | None = None
+
+
+def _libc() -> ctypes.CDLL:
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
+
+
+def wanted(embedded: bool) -> bool:
+    """Whether read transactions share a core with their backend (BRAIN_SHARE_CORE)."""
+    setting = os.environ.get("BRAIN_SHARE_CORE", "").strip().lower()
+    if setting in ("0", "false", "no", "off"):
+        return False
+    if _enabled is False or not hasattr(os, "sched_setaffinity"):
+        return False
+    return embedded or setting in ("1", "true", "yes", "on")
+
+
+@contextlib.contextmanager
+def shared_core(backend_pid: int) -> Iterator[int | None]:
+    """Hold this thread and `backend_pid` on this thread's current core; yields the core
+    (None when it could not be done, and the block runs as it would have)."""
+    global _enabled
+    cpu = _current_cpu()
+    if cpu is None:
+        yield None
+        return
+    try:
+        mine = os.sched_getaffinity(0)
+        theirs = os.sched_getaffinity(backend_pid)
+        os.sched_setaffinity(backend_pid, {cpu})
+    except OSError:
+        _enabled = False   # another machine's pid, or not ours to move
+        yield None
+        return
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        _enabled = False
+        _restore(backend_pid, theirs)
+        yield None
+        return
+    try:
+        yield cpu
+    finally:
+        _restore(0, mine)
+        _restore(backend_pid, theirs)
+
+
+def _restore(pid: int, cpus: set[int]) -> None:
+    with contextlib.suppress(OSError):   # a backend that has gone needs nothing back
+        os.sched_setaffinity(pid, cpus)

@@ -1,0 +1,57 @@
+"""A read transaction and its backend share one core for its length, and only then
+(brain.cores); writes and BRAIN_SHARE_CORE=0 leave scheduling alone."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from brain import cores
+from brain.db import Store
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux scheduling only")
+
+
+def _backend(store: Store) -> tuple[int, set[int]]:
+    """The pool's idle connection's backend and its CPU set (a fresh store has one)."""
+    with store.connection() as conn:
+        pid = conn.info.backend_pid
+    return pid, os.sched_getaffinity(pid)
+
+
+def test_a_read_holds_itself_and_its_backend_on_one_core(fresh_store: Store,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BRAIN_SHARE_CORE", "1")   # the test server is local, not the embedded one
+    mine = os.sched_getaffinity(0)
+    pid, theirs = _backend(fresh_store)
+    with fresh_store.bound("nowhere", readonly=True) as (conn, _):
+        assert conn.info.backend_pid == pid
+        inside_mine, inside_theirs = os.sched_getaffinity(0), os.sched_getaffinity(pid)
+        conn.execute("SELECT 1").fetchone()
+    assert len(inside_mine) == 1 and inside_theirs == inside_mine
+    assert os.sched_getaffinity(0) == mine   # both given back
+    assert os.sched_getaffinity(pid) == theirs
+
+
+def test_writes_and_the_switch_leave_scheduling_alone(fresh_store: Store,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    mine = os.sched_getaffinity(0)
+    pid, theirs = _backend(fresh_store)
+    monkeypatch.setenv("BRAIN_SHARE_CORE", "1")
+    with fresh_store.bound("nowhere") as (conn, _):   # a write transaction
+        assert os.sched_getaffinity(0) == mine and os.sched_getaffinity(pid) == theirs
+    monkeypatch.setenv("BRAIN_SHARE_CORE", "0")
+    with fresh_store.bound("nowhere", readonly=True) as (conn, _):
+        assert os.sched_getaffinity(0) == mine and os.sched_getaffinity(pid) == theirs
+
+
+def test_a_pid_it_may_not_move_turns_it_off_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BRAIN_SHARE_CORE", raising=False)
+    monkeypatch.setattr(cores, "_enabled", None)
+    with cores.shared_core(2**22 + 12345) as cpu:   # no such process
+        assert cpu is None
+    assert cores.wanted(embedded=True) is False   # decided for the process
+    monkeypatch.setattr(cores, "_enabled", None)
+    assert cores.wanted(embedded=True) is True
+    assert cores.wanted(embedded=False) is False   # another server: only when asked for

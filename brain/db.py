@@ -325,6 +325,9 @@ class Binding:
     member: str | None
     now: datetime | None
     modules: tuple[str, ...]
+    # whether the workspace holds any relation, visible or not (a read's binding says;
+    # True when not asked): without one, path search has nothing to read
+    relations: bool = True
 
 
 class Store:
@@ -426,9 +429,13 @@ class Store:
                          if readonly and cores.wanted(self.embedded_dir is not None) else contextlib.nullcontext())
             try:
                 with same_core, conn.transaction():
-                    row = conn.execute("SELECT brain_bind(%s, %s, %s)", (workspace, member, now)).fetchone()
-                    mods = tuple(row[0]) if row else ()
-                    yield conn, Binding(workspace, member, now, mods)
+                    if readonly:
+                        row = conn.execute("SELECT modules, relations FROM brain_bind_read(%s, %s, %s)",
+                                           (workspace, member, now)).fetchone()
+                    else:
+                        row = conn.execute("SELECT brain_bind(%s, %s, %s), true", (workspace, member, now)).fetchone()
+                    mods = tuple(row[0]) if row and row[0] is not None else ()
+                    yield conn, Binding(workspace, member, now, mods, bool(row[1]) if row else True)
             finally:
                 conn.read_only = False
                 conn.isolation_level = None

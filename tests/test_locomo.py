@@ -135,3 +135,51 @@ def test_turns_beside_a_strong_hit_are_lifted(fresh_store) -> None:  # type: ign
     # the plain baselines stay plain
     plain = recall("Did Bora adopt a grey cat?", config=VECTOR_ONLY, **ask)
     assert not any("beside" in f.parts for f in plain.trace.rank.facts)
+
+
+def test_a_workspace_without_relations_walks_without_reading_edges(fresh_store) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    import psycopg
+
+    from brain.embed import get_embedder
+    from brain.read import HYBRID, recall
+    from brain.read.anchors import find_anchors
+    from brain.read.paths import walk
+    from brain.read.question import analyse
+
+    embedder = get_embedder("hash:384")
+    conv = locomo.conversation(SHAPED[0])
+    locomo.ensure_loaded(fresh_store, embedder, conv)
+    now = conv.last + timedelta(days=1)
+    question = "What did Ada say about the bowl Bora saw?"
+    r = recall(question, workspace=conv.workspace, member=locomo.READER, now=now, store=fresh_store,
+               embedder=embedder)
+    assert r.trace.anchors.anchors, "the speakers' names anchor the question"
+    q = analyse(question, now)
+    with fresh_store.bound(conv.workspace, member=locomo.READER, now=now, readonly=True) as (conn, binding):
+        assert binding.relations is False   # dialogue turns only: no edge
+        anchors = find_anchors(conn, q, workspace=conv.workspace, cfg=HYBRID)
+        asked = walk(conn, q, anchors, r.trace.recall, workspace=conv.workspace, cfg=HYBRID, relations=True)
+        executed = []
+        original = psycopg.Connection.execute
+
+        def counting(self, query, params=None, **kw):  # type: ignore[no-untyped-def]
+            executed.append(query)
+            return original(self, query, params, **kw)
+
+        psycopg.Connection.execute = counting  # type: ignore[method-assign]
+        try:
+            skipped = walk(conn, q, anchors, r.trace.recall, workspace=conv.workspace, cfg=HYBRID, relations=False)
+        finally:
+            psycopg.Connection.execute = original  # type: ignore[method-assign]
+    assert executed == []
+    assert replace_ms(skipped) == replace_ms(asked)   # the same levels, nodes and reason
+    with fresh_store.bound(conv.workspace, member=locomo.READER, now=now) as (_, write_binding):
+        assert write_binding.relations is True   # only a read's binding asks
+
+
+def replace_ms(step):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    return replace(step, ms=0.0)

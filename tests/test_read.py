@@ -170,7 +170,8 @@ def test_period_words_favour_facts_of_that_period(demo_store, embedder, demo_lin
 
 
 def test_recall_runs_in_one_read_only_transaction(demo_store: Store) -> None:
-    with demo_store.bound(WS, readonly=True) as (conn, _):
+    with demo_store.bound(WS, readonly=True) as (conn, binding):
+        assert binding.relations is True   # a business: path search reads its edges
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
             conn.execute("INSERT INTO roles VALUES (%s, 'x', '{x}')", (WS,))
 

@@ -51,8 +51,11 @@ def _rel_asked(rel: str, q: Question) -> bool:
 
 
 def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall: RecallStep, *,
-         workspace: str, cfg: RecallConfig) -> PathStep:
-    """Walk from the anchors; return the best paths and what the walk passed over."""
+         workspace: str, cfg: RecallConfig, relations: bool = True) -> PathStep:
+    """Walk from the anchors; return the best paths and what the walk passed over.
+
+    `relations=False` (the workspace holds no edge at all: Binding.relations) walks the
+    same, over no rows, without asking the store."""
     t0 = time.perf_counter()
     if not anchors.anchors or cfg.max_hops <= 0:
         return PathStep((), {}, (), 0, "no anchors", (time.perf_counter() - t0) * 1000)
@@ -60,7 +63,7 @@ def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall
     # Entities that the best recalled memories are about: reaching them is a good sign.
     top_hits = [h.memory_id for h in recall.fused[:20]]
     hit_bonus: dict[int, float] = {}
-    if top_hits:
+    if top_hits and relations:
         rank = {m: i for i, m in enumerate(top_hits)}
         for mid, eid in conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": IntArray(top_hits)}):
             hit_bonus[eid] = max(hit_bonus.get(eid, 0.0), 0.5 / (1 + rank[mid] / 5))
@@ -72,7 +75,7 @@ def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall
     levels: list[Level] = []
     stopped = "max hops"
     for hop in range(1, cfg.max_hops + 1):
-        rows = conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(frontier)}).fetchall()
+        rows = conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(frontier)}).fetchall() if relations else []
         groups: dict[tuple[int, str, bool], list[tuple[Any, bool]]] = {}
         front = set(frontier)
         for row in rows:

@@ -59,7 +59,7 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime |
             raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
         if graph:
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config)
-            paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config)
+            paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations)
         else:
             anchors = AnchorStep((), q.info.kinds, (), 0.0)
             paths = PathStep((), {}, (), 0, "not in this mode", 0.0)

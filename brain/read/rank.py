@@ -59,8 +59,10 @@ WITH seed AS (
 SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at, m.confirmed_at,
        m.expires_at, m.valid_to, m.ref_key, m.importance, m.attrs->>'thread',
        1 - (m.embedding <=> %(qv)s) AS sim,
-       -- conversation turns are compared with each other (corrections); records are not
-       CASE WHEN m.origin <> 'record' THEN m.embedding END AS embedding,
+       -- conversation turns are compared with each other (corrections); records are not.
+       -- As pgvector's wire bytes: all of a recall's vectors are then read in one go
+       -- (_turn_vectors), not one array each (0.3 of 3.6 ms on LoCoMo's 77 candidates)
+       CASE WHEN m.origin <> 'record' THEN vector_send(m.embedding) END AS embedding,
        ne.entities,
        (SELECT e.name FROM entities e WHERE e.workspace_id = m.workspace_id AND e.entity_id = ne.sender) AS sender,
        -- an earlier version of a record: the version that replaced it, if the asker sees it
@@ -202,7 +204,7 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
     idf = {st: math.log(1 + len(rows) / (1 + sum(st in fs for fs in cand_stems.values()))) for st in q_stems}
     idf_total = sum(idf.values()) or 1.0
     facts: list[Fact] = []
-    vectors: dict[int, np.ndarray] = {}   # conversation turns only
+    turn_vectors: list[tuple[int, bytes]] = []   # conversation turns only
     meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]] = {}
     replaced_by: dict[int, int] = {}
     now = q.now
@@ -238,16 +240,27 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
         facts.append(Fact(int(mid), text, origin, kind, module, source, occurred, confirmed, expires,
                           valid_to is not None, None, tuple(why.get(mid, ())),
                           parts, round(score, 5)))
-        if emb is not None:   # pgvector's binary loader gives float32 arrays
-            vectors[mid] = emb
+        if emb is not None:
+            turn_vectors.append((mid, emb))
         meta[mid] = (ref, thread, frozenset(ents or ()), own_stems)
         if current_version is not None and current_version != mid:
             replaced_by[int(mid)] = int(current_version)
 
     facts = _add_beside(facts, beside)
-    facts = _mark_earlier(facts, vectors, meta, replaced_by)
+    facts = _mark_earlier(facts, _turn_vectors(turn_vectors), meta, replaced_by)
     ordered = _order(facts)
     return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
+
+
+def _turn_vectors(sent: list[tuple[int, bytes]]) -> dict[int, np.ndarray]:
+    """Each memory's vector from pgvector's wire format (int16 dimensions, int16 unused,
+    big-endian float4s), all decoded at once, as rows of one float32 matrix."""
+    if not sent:
+        return {}
+    dim = int.from_bytes(sent[0][1][:2], "big")
+    rows = np.frombuffer(b"".join(b for _, b in sent), dtype=np.dtype([("head", ">i2", 2), ("v", ">f4", dim)]))
+    matrix = rows["v"].astype(np.float32)
+    return {mid: matrix[i] for i, (mid, _) in enumerate(sent)}
 
 
 def _add_beside(facts: list[Fact], beside: dict[int, tuple[int, ...]]) -> list[Fact]:

@@ -17,8 +17,10 @@ snapshot. The embedding, which wants every core, runs before the transaction.
 Only where the backend is a process of this machine that we may reschedule: the embedded
 server (it runs as this user, or as the `pgserver` user when this is root). Set
 BRAIN_SHARE_CORE=0 to turn it off, or 1 to use it with a DATABASE_URL server that is
-local too. Any refusal of the system (another machine's pid, no permission, not Linux)
-turns it off for the process, silently: it is a speed-up, never a condition.
+local too. Only a process this machine names `postgres` is moved (a server in a
+container reports pids that here may name anything). Any refusal of the system (no
+permission, not Linux) turns it off for the process, silently: it is a speed-up, never
+a condition.
 """
 
 from __future__ import annotations
@@ -60,13 +62,32 @@ def wanted(embedded: bool) -> bool:
     return embedded or setting in ("1", "true", "yes", "on")
 
 
+_backends: dict[int, bool] = {}   # pid -> is a PostgreSQL process of this machine
+
+
+def _is_postgres(pid: int) -> bool:
+    """Whether `pid` here is a PostgreSQL process. A server in another PID namespace (a
+    container) reports pids of its own, which here may name anything: never move those."""
+    known = _backends.get(pid)
+    if known is None:
+        try:
+            with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as f:
+                known = f.read().strip() == "postgres"
+        except OSError:
+            known = False
+        if len(_backends) > 1024:   # pids are reused: forget old ones now and then
+            _backends.clear()
+        _backends[pid] = known
+    return known
+
+
 @contextlib.contextmanager
 def shared_core(backend_pid: int) -> Iterator[int | None]:
     """Hold this thread and `backend_pid` on this thread's current core; yields the core
     (None when it could not be done, and the block runs as it would have)."""
     global _enabled
     cpu = _current_cpu()
-    if cpu is None:
+    if cpu is None or not _is_postgres(backend_pid):
         yield None
         return
     try:

@@ -49,9 +49,61 @@ def test_writes_and_the_switch_leave_scheduling_alone(fresh_store: Store,
 def test_a_pid_it_may_not_move_turns_it_off_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BRAIN_SHARE_CORE", raising=False)
     monkeypatch.setattr(cores, "_enabled", None)
-    with cores.shared_core(2**22 + 12345) as cpu:   # no such process
+    monkeypatch.setattr(cores, "_is_postgres", lambda pid: True)   # past that check
+    with cores.shared_core(2**22 + 12345) as cpu:   # no such process: the system refuses
         assert cpu is None
     assert cores.wanted(embedded=True) is False   # decided for the process
     monkeypatch.setattr(cores, "_enabled", None)
     assert cores.wanted(embedded=True) is True
     assert cores.wanted(embedded=False) is False   # another server: only when asked for
+
+
+def test_only_a_postgres_process_is_moved(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a server in a container reports its own pids, which here may name anything
+    monkeypatch.setattr(cores, "_enabled", None)
+    mine = os.sched_getaffinity(0)
+    with cores.shared_core(os.getpid()) as cpu:   # this Python process is no backend
+        assert cpu is None and os.sched_getaffinity(0) == mine
+    assert cores.wanted(embedded=True) is True   # refused for that pid only
+
+
+def test_an_error_inside_a_read_gives_both_cores_back(fresh_store: Store,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BRAIN_SHARE_CORE", "1")
+    mine = os.sched_getaffinity(0)
+    pid, theirs = _backend(fresh_store)
+    with pytest.raises(ZeroDivisionError):
+        with fresh_store.bound("nowhere", readonly=True):
+            1 / 0
+    assert os.sched_getaffinity(0) == mine and os.sched_getaffinity(pid) == theirs
+
+
+def test_reads_in_threads_each_hold_and_give_back(fresh_store: Store,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    monkeypatch.setenv("BRAIN_SHARE_CORE", "1")
+    seen: list[tuple[set[int], set[int], set[int]]] = []
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            before = os.sched_getaffinity(0)
+            for _ in range(20):
+                with fresh_store.bound("nowhere", readonly=True) as (conn, _):
+                    conn.execute("SELECT pg_sleep(0.001)").fetchone()
+                    inside = os.sched_getaffinity(0)
+                    assert os.sched_getaffinity(conn.info.backend_pid) == inside
+            seen.append((before, inside, os.sched_getaffinity(0)))
+        except BaseException as exc:   # reported below, not lost in the thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(seen) == 3
+    for before, inside, after in seen:
+        assert len(inside) == 1 and after == before

@@ -9,15 +9,21 @@ client work: 0.25-0.6 ms across cores, 0.14 ms on one). On one core a hand-off i
 plain context switch. Over a whole recall the read path took 30 -> 25 ms on a slow
 afternoon of the host (same process, questions alternating).
 
-So for the length of a read transaction on the embedded server, the backend is moved to
-the core this thread is running on and the thread is held there; both get their own
-CPU sets back afterwards. Nothing else changes: what runs, in which order, on which
+So for the length of a read transaction on the embedded server, the backend may be
+moved to the core this thread is running on and the thread held there; both get their
+own CPU sets back afterwards. Nothing else changes: what runs, in which order, on which
 snapshot. The embedding, which wants every core, runs before the transaction.
+
+Whether that pays depends on the host, and the host changes: in another phase of the
+same machine a hand-off across cores took 0.07 ms, and sharing a core made the read
+path 6 % slower (it loses the overlap of client and server work). So by default a
+`Chooser` decides as it runs: it times read transactions both ways (one in eight the
+way it does not prefer, at random) and prefers the way whose recent median is lower.
 
 Only where the backend is a process of this machine that we may reschedule: the embedded
 server (it runs as this user, or as the `pgserver` user when this is root). Set
-BRAIN_SHARE_CORE=0 to turn it off, or 1 to use it with a DATABASE_URL server that is
-local too. Only a process this machine names `postgres` is moved (a server in a
+BRAIN_SHARE_CORE=0 to never share, or 1 to always share, also with a DATABASE_URL server
+that is local. Only a process this machine names `postgres` is moved (a server in a
 container reports pids that here may name anything). Any refusal of the system (no
 permission, not Linux) turns it off for the process, silently: it is a speed-up, never
 a condition.
@@ -28,6 +34,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import random
+import statistics
+import threading
+from collections import deque
 from collections.abc import Iterator
 
 _enabled: bool | None = None   # None: not decided yet; False after the system refused
@@ -52,14 +62,58 @@ def _libc() -> ctypes.CDLL:
     return _LIBC
 
 
-def wanted(embedded: bool) -> bool:
-    """Whether read transactions share a core with their backend (BRAIN_SHARE_CORE)."""
+def _setting() -> bool | None:
+    """BRAIN_SHARE_CORE: True always, False never, None (unset) let a Chooser decide."""
     setting = os.environ.get("BRAIN_SHARE_CORE", "").strip().lower()
     if setting in ("0", "false", "no", "off"):
         return False
-    if _enabled is False or not hasattr(os, "sched_setaffinity"):
+    if setting in ("1", "true", "yes", "on"):
+        return True
+    return None
+
+
+def wanted(embedded: bool) -> bool:
+    """Whether read transactions may share a core with their backend at all."""
+    setting = _setting()
+    if setting is False or _enabled is False or not hasattr(os, "sched_setaffinity"):
         return False
-    return embedded or setting in ("1", "true", "yes", "on")
+    return embedded or setting is True
+
+
+class Chooser:
+    """Shares a core or not, whichever has lately made a store's read transactions
+    shorter. Until both ways have `least` timings it alternates; then it takes the way
+    with the lower median of its last `window`, and the other one time in `explore`, so
+    a change of the host's phase is seen. Thread-safe."""
+
+    def __init__(self, *, window: int = 24, least: int = 4, explore: int = 8, seed: int | None = None) -> None:
+        self.ms: dict[bool, deque[float]] = {True: deque(maxlen=window), False: deque(maxlen=window)}
+        self.least, self.explore = least, explore
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+        self._turn = False
+
+    def choose(self) -> bool:
+        forced = _setting()
+        if forced is not None:
+            return forced
+        with self._lock:
+            if min(len(self.ms[True]), len(self.ms[False])) < self.least:
+                self._turn = not self._turn
+                return self._turn
+            preferred = self.preferred()
+            return (not preferred) if self._random.random() < 1 / self.explore else preferred
+
+    def preferred(self) -> bool:
+        """The way with the lower median so far (sharing when nothing is known)."""
+        if not self.ms[True] or not self.ms[False]:
+            return True
+        return statistics.median(self.ms[True]) <= statistics.median(self.ms[False])
+
+    def record(self, shared: bool, ms: float) -> None:
+        if _setting() is None:
+            with self._lock:
+                self.ms[shared].append(ms)
 
 
 _backends: dict[int, bool] = {}   # pid -> is a PostgreSQL process of this machine

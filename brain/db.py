@@ -13,6 +13,7 @@ import math
 import os
 import re
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -337,6 +338,7 @@ class Store:
         self.admin_uri = admin_uri
         self.app_uri = app_uri
         self.embedded_dir = embedded_dir
+        self.cores = cores.Chooser()   # whether read transactions share a core (brain.cores)
         self.pool = ConnectionPool(
             app_uri, min_size=1, max_size=int(os.environ.get("BRAIN_POOL_SIZE", "4")),
             configure=_configure, open=False, kwargs={"autocommit": False},
@@ -423,10 +425,12 @@ class Store:
             # A read sees one snapshot in all its statements: the six steps of a recall
             # agree with each other even while a writer commits between them.
             conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ if readonly else None
-            # A read is a dozen short exchanges: this thread and its backend take turns on
-            # one core instead of waking each other's (brain.cores).
-            same_core = (cores.shared_core(conn.info.backend_pid)
-                         if readonly and cores.wanted(self.embedded_dir is not None) else contextlib.nullcontext())
+            # A read is a dozen short exchanges: where waking another core costs more than
+            # the overlap gains, this thread and its backend take turns on one (brain.cores;
+            # the store's Chooser times both ways as it runs).
+            share = readonly and cores.wanted(self.embedded_dir is not None) and self.cores.choose()
+            same_core = cores.shared_core(conn.info.backend_pid) if share else contextlib.nullcontext()
+            t0 = time.perf_counter()
             try:
                 with same_core, conn.transaction():
                     if readonly:
@@ -436,6 +440,8 @@ class Store:
                         row = conn.execute("SELECT brain_bind(%s, %s, %s), true", (workspace, member, now)).fetchone()
                     mods = tuple(row[0]) if row and row[0] is not None else ()
                     yield conn, Binding(workspace, member, now, mods, bool(row[1]) if row else True)
+                if readonly and cores.wanted(self.embedded_dir is not None):
+                    self.cores.record(bool(share), (time.perf_counter() - t0) * 1000)
             finally:
                 conn.read_only = False
                 conn.isolation_level = None

@@ -107,3 +107,39 @@ def test_reads_in_threads_each_hold_and_give_back(fresh_store: Store,
     assert len(seen) == 3
     for before, inside, after in seen:
         assert len(inside) == 1 and after == before
+
+
+@pytest.mark.parametrize("shared_ms, alone_ms, prefers", [(5.0, 9.0, True), (9.0, 5.0, False)])
+def test_the_chooser_takes_the_faster_way_and_keeps_trying_the_other(
+        shared_ms: float, alone_ms: float, prefers: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BRAIN_SHARE_CORE", raising=False)
+    chooser = cores.Chooser(seed=7)
+    picks = []
+    for i in range(400):
+        shared = chooser.choose()
+        picks.append(shared)
+        noise = (i % 5) * 0.3   # the timings of different reads vary
+        chooser.record(shared, (shared_ms if shared else alone_ms) + noise)
+    later = picks[100:]
+    assert chooser.preferred() is prefers
+    assert later.count(prefers) / len(later) > 0.8   # mostly the faster way ...
+    assert later.count(not prefers) > 10             # ... and the other now and then
+
+
+def test_the_chooser_follows_a_change_of_phase(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BRAIN_SHARE_CORE", raising=False)
+    chooser = cores.Chooser(seed=3)
+    for fast_shared in (True, False):
+        for _ in range(600):
+            shared = chooser.choose()
+            chooser.record(shared, 5.0 if shared == fast_shared else 9.0)
+        assert chooser.preferred() is fast_shared
+
+
+def test_the_switch_overrides_the_chooser(monkeypatch: pytest.MonkeyPatch) -> None:
+    chooser = cores.Chooser(seed=1)
+    for setting, expected in (("1", True), ("0", False)):
+        monkeypatch.setenv("BRAIN_SHARE_CORE", setting)
+        assert {chooser.choose() for _ in range(50)} == {expected}
+        chooser.record(expected, 1.0)   # forced reads are not timed for the choice
+        assert not chooser.ms[expected]

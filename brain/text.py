@@ -52,6 +52,21 @@ def tr_lower(s: str) -> str:
 _FOLD_TABLE = str.maketrans({"ı": "i", **{a: None for a in _APOSTROPHES}, **_HYPHENS})
 
 
+_NOT_WORD_RE = re.compile(r"[^\w-]|_")
+_ASTRAL_RE = re.compile("[\U00010000-\U0010FFFF]")
+# Combining marks of the Basic Multilingual Plane, found once (~30 ms): removing them is
+# one translate() instead of a category lookup per character. A mark beyond it (rare) is
+# caught by the check that follows.
+_MARKS_TABLE = {cp: None for cp in range(0x10000) if unicodedata.category(chr(cp)).startswith("M")}
+
+
+def _strip_marks(t: str) -> str:
+    t = t.translate(_MARKS_TABLE)
+    if _ASTRAL_RE.search(t):   # outside the table: ask each character
+        t = "".join(c for c in t if not unicodedata.category(c).startswith("M"))
+    return t
+
+
 @lru_cache(maxsize=65536)
 def fold(s: str) -> str:
     """The name key: tr_lower, Turkish letters to ASCII, punctuation to spaces.
@@ -66,9 +81,10 @@ def fold(s: str) -> str:
         # to 'i' again: plain lower() (most English text, and most question spans)
         t = s.lower().translate(_FOLD_TABLE)
     else:
-        t = unicodedata.normalize("NFD", tr_lower(s).translate(_FOLD_TABLE))
-        t = "".join(c for c in t if not unicodedata.category(c).startswith("M"))
-    t = "".join(c if c.isalnum() or c == "-" else " " for c in t)
+        t = _strip_marks(unicodedata.normalize("NFD", tr_lower(s).translate(_FOLD_TABLE)))
+    # (a regular expression, not a loop over characters: \w is exactly str.isalnum()
+    # and '_', so this keeps letters, digits and '-' and turns the rest into spaces)
+    t = _NOT_WORD_RE.sub(" ", t)
     out: list[str] = []
     for tok in t.split():
         if "-" in tok:
@@ -86,7 +102,7 @@ def fold(s: str) -> str:
 def _ascii_fold_word(w: str) -> str:
     """fold() of one token without splitting it (codes keep '/' and '.')."""
     t = unicodedata.normalize("NFD", w.translate(_FOLD_TABLE))
-    return unicodedata.normalize("NFC", "".join(c for c in t if not unicodedata.category(c).startswith("M")))
+    return unicodedata.normalize("NFC", _strip_marks(t))
 
 
 # --------------------------------------------------------------------------- tokens, codes

@@ -391,3 +391,34 @@ def test_stems_meet_english_inflections() -> None:
     assert stems("kids hiking danced paintings") == stems("kid hike dances painting")
     assert stems("running classes") == stems("run class")
     assert stems("İş emri") == {"is", "emri"}   # Turkish words are left to the Turkish rules
+
+
+def _fold_as_first_written(s: str) -> str:
+    """fold() with a category lookup and an isalnum() test per character: the oracle
+    for the translate() and regular-expression version."""
+    import unicodedata
+
+    if s.isascii():
+        t = s.lower().translate(tx._FOLD_TABLE)
+    else:
+        t = unicodedata.normalize("NFD", tx.tr_lower(s).translate(tx._FOLD_TABLE))
+        t = "".join(c for c in t if not unicodedata.category(c).startswith("M"))
+    t = "".join(c if c.isalnum() or c == "-" else " " for c in t)
+    out: list[str] = []
+    for tok in t.split():
+        if "-" in tok:
+            parts = [p for p in tok.split("-") if p]
+            if len(parts) > 1 and any(c.isdigit() for c in tok):
+                out.append("-".join(parts))
+            else:
+                out.extend(parts)
+        else:
+            out.append(tok)
+    return unicodedata.normalize("NFC", " ".join(out))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
+       | st.text(alphabet="aAıIiİşŞğĞüÜöÖçÇ-_'’ .,é\u0301\u0307\U0001D167\U0001F600 1-", max_size=30))
+def test_fold_keeps_its_rule(s: str) -> None:
+    assert tx.fold.__wrapped__(s) == _fold_as_first_written(s)

@@ -3,11 +3,11 @@
 A recall is a short conversation with PostgreSQL: a dozen statements, each sent when the
 previous answer has been worked on. When this thread and its backend sit on different
 cores, every hand-off wakes an idle core. On a small virtual machine (this project's
-2-vCPU host) that costs 0.2-0.5 ms, since the hypervisor must reschedule a halted vCPU,
-against 0.05 ms for a statement sent back to back (measured with `SELECT 1` after 2 ms of
-client work: 0.25-0.6 ms across cores, 0.14 ms on one). On one core a hand-off is a
-plain context switch. Over a whole recall the read path took 30 -> 25 ms on a slow
-afternoon of the host (same process, questions alternating).
+2-vCPU host), in its slow phases, that cost 0.25-0.6 ms, since the hypervisor must
+reschedule a halted vCPU: `SELECT 1` sent after 2 ms of client work, against 0.14 ms
+with both on one core and 0.06 ms back to back. On one core a hand-off is a plain
+context switch. Over whole recalls in such a phase the read path went 27.5 -> 17.0 ms
+(same process, questions alternating between the two ways).
 
 So for the length of a read transaction on the embedded server, the backend may be
 moved to the core this thread is running on and the thread held there; both get their
@@ -16,7 +16,7 @@ snapshot. The embedding, which wants every core, runs before the transaction.
 
 Whether that pays depends on the host, and the host changes: in another phase of the
 same machine a hand-off across cores took 0.07 ms, and sharing a core made the read
-path 6 % slower (it loses the overlap of client and server work). So by default a
+path 2-6 % slower (it loses the overlap of client and server work). So by default a
 `Chooser` decides as it runs: it times read transactions both ways (one in eight the
 way it does not prefer, at random) and prefers the way whose recent median is lower.
 
@@ -149,7 +149,7 @@ def shared_core(backend_pid: int) -> Iterator[int | None]:
         theirs = os.sched_getaffinity(backend_pid)
         os.sched_setaffinity(backend_pid, {cpu})
     except OSError:
-        _enabled = False   # another machine's pid, or not ours to move
+        _enabled = False   # not ours to move (permission), or gone
         yield None
         return
     try:

@@ -206,6 +206,17 @@ class _VectorBinaryLoader(psycopg.adapt.Loader):
         return np.frombuffer(data, dtype=">f4", count=dim, offset=4).astype(np.float32)
 
 
+def vectors_from_wire(sent: list[bytes]) -> Any:
+    """Many vectors in the same wire format (as `vector_send(...)` returns them), decoded
+    at once into the rows of one float32 matrix: one conversion for all, not an array
+    per row as the loader above makes."""
+    import numpy as np
+
+    dim = int.from_bytes(sent[0][:2], "big")
+    rows = np.frombuffer(b"".join(sent), dtype=np.dtype([("head", ">i2", 2), ("v", ">f4", dim)]))
+    return rows["v"].astype(np.float32)
+
+
 # Arrays sent as one literal. psycopg's generic list dumper inspects and dumps a list
 # element by element in Python (0.08 ms of CPU for 60 ids); a recall sends a dozen such
 # lists, which came to about 7 % of its Python time. Wrap a list in one of these and it
@@ -428,20 +439,20 @@ class Store:
             # A read is a dozen short exchanges: where waking another core costs more than
             # the overlap gains, this thread and its backend take turns on one (brain.cores;
             # the store's Chooser times both ways as it runs).
-            share = readonly and cores.wanted(self.embedded_dir is not None) and self.cores.choose()
+            timed = readonly and cores.wanted(self.embedded_dir is not None)
+            share = timed and self.cores.choose()
             same_core = cores.shared_core(conn.info.backend_pid) if share else contextlib.nullcontext()
             t0 = time.perf_counter()
             try:
                 with same_core, conn.transaction():
-                    if readonly:
-                        row = conn.execute("SELECT modules, relations FROM brain_bind_read(%s, %s, %s)",
-                                           (workspace, member, now)).fetchone()
-                    else:
-                        row = conn.execute("SELECT brain_bind(%s, %s, %s), true", (workspace, member, now)).fetchone()
-                    mods = tuple(row[0]) if row and row[0] is not None else ()
-                    yield conn, Binding(workspace, member, now, mods, bool(row[1]) if row else True)
-                if readonly and cores.wanted(self.embedded_dir is not None):
-                    self.cores.record(bool(share), (time.perf_counter() - t0) * 1000)
+                    # (a read's binding also says whether the workspace has edges)
+                    row = conn.execute("SELECT modules, relations FROM brain_bind_read(%s, %s, %s)" if readonly
+                                       else "SELECT brain_bind(%s, %s, %s), true", (workspace, member, now)).fetchone()
+                    assert row is not None   # both functions return one row
+                    mods, relations = row
+                    yield conn, Binding(workspace, member, now, tuple(mods), relations)
+                if timed:
+                    self.cores.record(share, (time.perf_counter() - t0) * 1000)
             finally:
                 conn.read_only = False
                 conn.isolation_level = None

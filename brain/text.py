@@ -84,7 +84,12 @@ def fold(s: str) -> str:
         t = _strip_marks(unicodedata.normalize("NFD", tr_lower(s).translate(_FOLD_TABLE)))
     # (a regular expression, not a loop over characters: \w is exactly str.isalnum()
     # and '_', so this keeps letters, digits and '-' and turns the rest into spaces)
-    t = _NOT_WORD_RE.sub(" ", t)
+    return _fold_tokens(_NOT_WORD_RE.sub(" ", t))
+
+
+def _fold_tokens(t: str) -> str:
+    """The last step of fold(): its space-separated tokens, a '-' kept only inside a
+    token that has a digit, recomposed (NFC)."""
     out: list[str] = []
     for tok in t.split():
         if "-" in tok:

@@ -138,6 +138,7 @@ def test_turns_beside_a_strong_hit_are_lifted(fresh_store) -> None:  # type: ign
 
 
 def test_a_workspace_without_relations_walks_without_reading_edges(fresh_store) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
     from datetime import timedelta
 
     import psycopg
@@ -174,12 +175,6 @@ def test_a_workspace_without_relations_walks_without_reading_edges(fresh_store) 
         finally:
             psycopg.Connection.execute = original  # type: ignore[method-assign]
     assert executed == []
-    assert replace_ms(skipped) == replace_ms(asked)   # the same levels, nodes and reason
+    assert replace(skipped, ms=0.0) == replace(asked, ms=0.0)   # the same levels, nodes and reason
     with fresh_store.bound(conv.workspace, member=locomo.READER, now=now) as (_, write_binding):
         assert write_binding.relations is True   # only a read's binding asks
-
-
-def replace_ms(step):  # type: ignore[no-untyped-def]
-    from dataclasses import replace
-
-    return replace(step, ms=0.0)

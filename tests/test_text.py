@@ -395,7 +395,7 @@ def test_stems_meet_english_inflections() -> None:
 
 def _fold_as_first_written(s: str) -> str:
     """fold() with a category lookup and an isalnum() test per character: the oracle
-    for the translate() and regular-expression version."""
+    for the translate() and regular-expression version (the token step is shared)."""
     import unicodedata
 
     if s.isascii():
@@ -403,18 +403,7 @@ def _fold_as_first_written(s: str) -> str:
     else:
         t = unicodedata.normalize("NFD", tx.tr_lower(s).translate(tx._FOLD_TABLE))
         t = "".join(c for c in t if not unicodedata.category(c).startswith("M"))
-    t = "".join(c if c.isalnum() or c == "-" else " " for c in t)
-    out: list[str] = []
-    for tok in t.split():
-        if "-" in tok:
-            parts = [p for p in tok.split("-") if p]
-            if len(parts) > 1 and any(c.isdigit() for c in tok):
-                out.append("-".join(parts))
-            else:
-                out.extend(parts)
-        else:
-            out.append(tok)
-    return unicodedata.normalize("NFC", " ".join(out))
+    return tx._fold_tokens("".join(c if c.isalnum() or c == "-" else " " for c in t))
 
 
 @settings(max_examples=3000, deadline=None)

@@ -21,7 +21,7 @@ import numpy as np
 import psycopg
 
 from brain import text as tx
-from brain.db import IntArray
+from brain.db import IntArray, vectors_from_wire
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
@@ -253,13 +253,10 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
 
 
 def _turn_vectors(sent: list[tuple[int, bytes]]) -> dict[int, np.ndarray]:
-    """Each memory's vector from pgvector's wire format (int16 dimensions, int16 unused,
-    big-endian float4s), all decoded at once, as rows of one float32 matrix."""
+    """Each memory's vector, all decoded at once (brain.db.vectors_from_wire)."""
     if not sent:
         return {}
-    dim = int.from_bytes(sent[0][1][:2], "big")
-    rows = np.frombuffer(b"".join(b for _, b in sent), dtype=np.dtype([("head", ">i2", 2), ("v", ">f4", dim)]))
-    matrix = rows["v"].astype(np.float32)
+    matrix = vectors_from_wire([b for _, b in sent])
     return {mid: matrix[i] for i, (mid, _) in enumerate(sent)}
 
 

@@ -38,7 +38,7 @@ def statement_times() -> Iterator[dict[str, list[float]]]:
         try:
             return original(self, query, params, **kw)
         finally:
-            first = " ".join(str(query).split())[:72]
+            first = _label(query)
             times[first].append((time.perf_counter() - t0) * 1000)
 
     psycopg.Connection.execute = timed  # type: ignore[method-assign]
@@ -46,6 +46,22 @@ def statement_times() -> Iterator[dict[str, list[float]]]:
         yield times
     finally:
         psycopg.Connection.execute = original  # type: ignore[method-assign]
+
+
+def _label(query: Any) -> str:
+    """A statement's first words: values left out, so that one statement is one label (a
+    composed statement's quoted values as '?'), and a read's BEGIN shortened, so that the
+    binding sent with it shows (brain.db.Store._read)."""
+    from psycopg import sql
+
+    if isinstance(query, sql.Composed):
+        text = "".join(part.as_string(None) if isinstance(part, sql.SQL) else "?" for part in query)
+    else:
+        text = str(query)
+    words = " ".join(text.split())
+    if words.startswith("BEGIN") and ";" in words:
+        words = "BEGIN; " + words.split(";", 1)[1].strip()
+    return words[:72]
 
 
 def questions_from(path: Path | None, *, split: str, multi_hop: int, scale: int) -> list[dict[str, Any]]:

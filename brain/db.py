@@ -24,6 +24,7 @@ from urllib.parse import urlparse, urlunparse
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql
 from psycopg._encodings import conn_encoding
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
@@ -274,6 +275,12 @@ _ARRAY_DUMPERS = [(IntArray, _array_dumper(IntArray, "int8", lambda v: str(int(v
                   (FloatArray, _array_dumper(FloatArray, "float8", _float_literal))]
 
 
+# A read transaction's first message: its BEGIN and its binding (brain_bind_read, which
+# also says whether the workspace holds any relation), in one exchange (Store._read).
+_BEGIN_READ = sql.SQL("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
+                      " SELECT modules, relations FROM brain_bind_read({}, {}, {})")
+
+
 def _configure(conn: psycopg.Connection[Any]) -> None:
     from pgvector.psycopg import register_vector
 
@@ -431,31 +438,59 @@ class Store:
         Row-level security and the visibility rule read the binding back; it ends with
         the transaction, so a pooled connection never carries one asker to the next.
         """
+        if readonly:
+            with self._read(workspace, member, now) as bound:
+                yield bound
+            return
+        with wrap_db_errors(), self.pool.connection() as conn, conn.transaction():
+            row = conn.execute("SELECT brain_bind(%s, %s, %s)", (workspace, member, now)).fetchone()
+            assert row is not None   # the function returns one row
+            yield conn, Binding(workspace, member, now, tuple(row[0]), True)
+
+    @contextlib.contextmanager
+    def _read(self, workspace: str, member: str | None,
+              now: datetime | None) -> Iterator[tuple[psycopg.Connection[Any], Binding]]:
+        """A read-only transaction: BEGIN and the binding go to the server as one message.
+
+        psycopg would send its own BEGIN first and wait for it: one exchange of the dozen
+        a recall makes, each of which may wake the other core (see brain.cores). So the
+        connection is put in autocommit for the length of the read, and the transaction
+        is begun, bound and ended by the statements here. A read sees one snapshot in all
+        its statements (REPEATABLE READ): the six steps of a recall agree with each other
+        even while a writer commits between them.
+        """
         with wrap_db_errors(), self.pool.connection() as conn:
-            conn.read_only = readonly   # BEGIN READ ONLY: no extra round trip
-            # A read sees one snapshot in all its statements: the six steps of a recall
-            # agree with each other even while a writer commits between them.
-            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ if readonly else None
+            conn.autocommit = True
             # A read is a dozen short exchanges: where waking another core costs more than
             # the overlap gains, this thread and its backend take turns on one (brain.cores;
             # the store's Chooser times both ways as it runs).
-            timed = readonly and cores.wanted(self.embedded_dir is not None)
+            timed = cores.wanted(self.embedded_dir is not None)
             share = timed and self.cores.choose()
             same_core = cores.shared_core(conn.info.backend_pid) if share else contextlib.nullcontext()
             t0 = time.perf_counter()
             try:
-                with same_core, conn.transaction():
-                    # (a read's binding also says whether the workspace has edges)
-                    row = conn.execute("SELECT modules, relations FROM brain_bind_read(%s, %s, %s)" if readonly
-                                       else "SELECT brain_bind(%s, %s, %s), true", (workspace, member, now)).fetchone()
-                    assert row is not None   # both functions return one row
+                with same_core:
+                    # (the values are quoted by psycopg, client side: a message of more
+                    # than one statement cannot carry parameters)
+                    cur = conn.execute(_BEGIN_READ.format(sql.Literal(workspace), sql.Literal(member),
+                                                          sql.Literal(now)), prepare=False)
+                    cur.nextset()   # past BEGIN's result, to the binding's row
+                    row = cur.fetchone()
+                    assert row is not None   # the function returns one row
                     mods, relations = row
                     yield conn, Binding(workspace, member, now, tuple(mods), relations)
+                    conn.commit()
                 if timed:
                     self.cores.record(share, (time.perf_counter() - t0) * 1000)
+            except BaseException:
+                # ended here, so that the pool gets the connection back idle
+                if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    with contextlib.suppress(psycopg.Error):
+                        conn.rollback()
+                raise
             finally:
-                conn.read_only = False
-                conn.isolation_level = None
+                if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                    conn.autocommit = False
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:

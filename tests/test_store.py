@@ -106,6 +106,34 @@ def test_connection_bound_to_a_reads_none_of_b_even_with_select_star(writer: Wri
         conn.rollback()
 
 
+def test_a_read_is_one_read_only_snapshot_and_gives_its_connection_back_idle(writer: Writer) -> None:
+    """A read begins its own transaction (with its binding, in one message): it must still
+    be read only, on one snapshot, bound, and leave the pooled connection as it found it,
+    also when the block fails. (Fails if the BEGIN loses its options or the read is not
+    ended on an error.)"""
+    writer.write(parse_line(record("a", "SO-1", sync_id="s-a")))
+    store = writer.store
+    idle = psycopg.pq.TransactionStatus.IDLE
+    with store.bound("a", readonly=True) as (conn, binding):
+        assert binding.workspace == "a" and binding.relations is True   # the order links its customer
+        assert conn.execute("SHOW transaction_isolation").fetchone() == ("repeatable read",)
+        assert conn.execute("SHOW transaction_read_only").fetchone() == ("on",)
+        first = conn.execute("SELECT count(*) FROM memories").fetchone()
+        # a write committed meanwhile is not seen: one snapshot for the whole read
+        writer.write(parse_line(record("a", "SO-2", sync_id="s-a2")))
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == first
+    assert count(store, "a", "SELECT count(*) FROM memories") == first[0] + 1
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction), store.bound("a", readonly=True) as (conn, _):
+        conn.execute("INSERT INTO roles VALUES ('a', 'x', '{x}')")
+    with pytest.raises(ZeroDivisionError), store.bound("a", readonly=True) as (conn, _):
+        conn.execute("SELECT 1").fetchone()
+        raise ZeroDivisionError
+    with store.pool.connection() as conn:   # the pool holds one connection here
+        assert conn.info.transaction_status == idle and conn.autocommit is False
+        assert conn.execute("SELECT current_setting('brain.workspace', true)").fetchone() in (("",), (None,))
+        conn.rollback()
+
+
 # -- record sync ----------------------------------------------------------------------
 def test_same_sync_id_twice_is_written_once(writer: Writer) -> None:
     line = parse_line(record(sync_id="erp-1"))

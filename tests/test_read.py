@@ -209,6 +209,27 @@ def test_a_short_reply_is_not_taken_for_a_correction_of_a_longer_turn() -> None:
     assert [f.earlier for f in marked] == [True, False]
 
 
+def test_across_threads_only_a_turn_naming_something_in_common_corrects() -> None:
+    import numpy as np
+
+    from brain.read.rank import _mark_earlier, _stems
+    from brain.read.trace import Fact
+
+    def turn(mid: int, day: int) -> Fact:
+        when = datetime(2026, 11, day, tzinfo=timezone.utc)
+        return Fact(mid, "The kiln fires at noon on Friday, bring the glazed bowls.", "message", "chat", "chat",
+                    "chat", when, when, None, False, None, (), {}, 1.0)
+
+    old, later = turn(1, 1), turn(2, 5)
+    vectors = {1: np.ones(4, dtype=np.float32) / 2, 2: np.ones(4, dtype=np.float32) / 2}
+    stems = _stems(old.text)
+    for old_names, new_names, corrected in (({1, 2}, {2, 3}, True), ({1, 2}, {3}, False), (set(), {3}, False),
+                                            ({5}, {5}, True)):
+        meta = {1: ("", "s1", frozenset(old_names), stems), 2: ("", "s2", frozenset(new_names), stems)}
+        marked = _mark_earlier([old, later], vectors, meta, {})
+        assert [f.earlier for f in marked] == [corrected, False], (old_names, new_names)
+
+
 def test_marking_corrections_leaves_no_worker_threads_spinning() -> None:
     # A matrix product over a hundred turns went to multithreaded BLAS, whose workers then
     # spun for ~100 ms after every recall, taking a core from the next query embedding.

@@ -341,7 +341,11 @@ def _corrections(convo: list[Fact], vectors: dict[int, np.ndarray],
         for e in es:
             named[i, col[e]] = True
     same_thread = (thread[:, None] == thread[None, :]) & (thread[:, None] >= 0)
-    both_name = (named[:, None, :] & named[None, :, :]).any(axis=2)
+    # two turns name something in common where their count of shared names is not 0: an
+    # integer matrix product (numpy's own loop, no BLAS threads, see below), 45 against
+    # 380 us for the same answer from an n x n x names boolean cube (timeit, 90 turns)
+    counts = named.astype(np.int32)
+    both_name = (counts @ counts.T) > 0
     old_i, new_j = np.nonzero((when[None, :] > when[:, None]) & (same_thread | both_name))
     # Meaning only for those pairs, row by row: a matrix product would hand the work to
     # BLAS threads, which then spin for ~100 ms and take a core from the next embedding.

@@ -445,15 +445,15 @@ class Store:
         with wrap_db_errors(), self.pool.connection() as conn, conn.transaction():
             row = conn.execute("SELECT brain_bind(%s, %s, %s)", (workspace, member, now)).fetchone()
             assert row is not None   # the function returns one row
-            yield conn, Binding(workspace, member, now, tuple(row[0]), True)
+            yield conn, Binding(workspace, member, now, tuple(row[0]))
 
     @contextlib.contextmanager
     def _read(self, workspace: str, member: str | None,
               now: datetime | None) -> Iterator[tuple[psycopg.Connection[Any], Binding]]:
         """A read-only transaction: BEGIN and the binding go to the server as one message.
 
-        psycopg would send its own BEGIN first and wait for it: one exchange of the dozen
-        a recall makes, each of which may wake the other core (see brain.cores). So the
+        psycopg would send its own BEGIN first and wait for it: one more exchange on top of
+        the 7 to 10 a recall makes, each of which may wake the other core (brain.cores). So the
         connection is put in autocommit for the length of the read, and the transaction
         is begun, bound and ended by the statements here. A read sees one snapshot in all
         its statements (REPEATABLE READ): the six steps of a recall agree with each other
@@ -461,7 +461,7 @@ class Store:
         """
         with wrap_db_errors(), self.pool.connection() as conn:
             conn.autocommit = True
-            # A read is a dozen short exchanges: where waking another core costs more than
+            # A read is a string of short exchanges: where waking another core costs more than
             # the overlap gains, this thread and its backend take turns on one (brain.cores;
             # the store's Chooser times both ways as it runs).
             timed = cores.wanted(self.embedded_dir is not None)

@@ -134,6 +134,27 @@ def test_a_read_is_one_read_only_snapshot_and_gives_its_connection_back_idle(wri
         conn.rollback()
 
 
+
+def test_times_come_back_in_utc_whatever_the_servers_zone(fresh_store: Store) -> None:
+    """Every connection reads its times in UTC, as datetime.timezone.utc (the read path
+    loads and compares hundreds a recall; a zone name would make them ZoneInfo values),
+    also from a server whose default zone is another. (Fails without the SET in
+    brain.db._configure: the times then come back in Istanbul time.)"""
+    from datetime import datetime, timezone
+
+    with psycopg.connect(fresh_store.admin_uri, autocommit=True) as admin:
+        db = admin.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        admin.execute(f'ALTER DATABASE "{db}" SET TimeZone = \'Europe/Istanbul\'')
+    store = Store(fresh_store.admin_uri, fresh_store.app_uri)   # new connections see the default
+    try:
+        with store.bound("nowhere", readonly=True) as (conn, _):
+            got = conn.execute("SELECT '2026-09-01 12:00:00+03'::timestamptz").fetchone()[0]  # type: ignore[index]
+        assert got.tzinfo is timezone.utc
+        assert got == datetime(2026, 9, 1, 9, 0, tzinfo=timezone.utc)
+    finally:
+        store.close()
+
+
 # -- record sync ----------------------------------------------------------------------
 def test_same_sync_id_twice_is_written_once(writer: Writer) -> None:
     line = parse_line(record(sync_id="erp-1"))

@@ -1,4 +1,4 @@
-"""Benchmarks: `python -m bench questions|quick|all|scale-load|profile|compare`.
+"""Benchmarks: `python -m bench questions|quick|all|scale-load|profile|compare|contexts`.
 
 `questions` loads a data file into its own store (BRAIN_DATA_DIR, default .brain-bench/),
 asks a FORMAT.md question file through the real read path and through plain vector
@@ -392,6 +392,37 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_contexts(args: argparse.Namespace) -> int:
+    from bench.compare import questions
+    from bench.contexts import answers, differences, read, report, write
+
+    if not os.environ.get("DATABASE_URL"):
+        if not Path(args.data_dir).exists():
+            print(f"error: no store in {args.data_dir}: load one first (python -m bench questions, "
+                  "python -m brain bench locomo, or python -m brain load)", file=sys.stderr)
+            return 2
+        os.environ["BRAIN_DATA_DIR"] = str(Path(args.data_dir).resolve())
+    against = Path(args.against) if args.against else None
+    if against is not None and not against.exists():
+        print(f"error: no earlier dump at {against}", file=sys.stderr)
+        return 2
+    asked = questions(questions_file=Path(args.questions), split=args.split,
+                      locomo=Path(args.locomo) if args.locomo else None,
+                      conversations=args.conversations.split(",") if args.conversations else None,
+                      limit=args.limit)
+    store, embedder = _open(args.data_dir)
+    from tqdm import tqdm
+
+    n = write(Path(args.out), tqdm(answers(store, embedder, asked), total=len(asked), desc="contexts",
+                                   unit="q", file=sys.stderr))
+    print(f"{n} answers written to {args.out}")
+    if against is None:
+        return 0
+    diff = differences(read(against), read(Path(args.out)))
+    print(report(diff, n))
+    return 1 if any(diff.values()) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench.business import SCALE
 
@@ -451,6 +482,17 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--every", type=int, default=1, help="ask every Nth question")
     c.add_argument("--limit", type=int, default=0, help="ask at most N questions")
     c.set_defaults(func=cmd_compare)
+    x = sub.add_parser("contexts", help="write down every answer (context, ranked facts), or compare with "
+                                        "an earlier dump: a speed change must leave them as they were")
+    x.add_argument("out", help="where to write the answers (JSON lines)")
+    x.add_argument("--against", help="an earlier dump: list the questions whose answer differs (exit 1 if any)")
+    x.add_argument("--data-dir", default=str(ROOT / ".brain-bench"), help="a loaded store (default .brain-bench/)")
+    x.add_argument("--questions", default=str(ROOT / "fixtures" / "questions.jsonl"))
+    x.add_argument("--split", default="all", choices=["tune", "holdout", "all"])
+    x.add_argument("--locomo", help="ask a LoCoMo file's questions instead (its store: --data-dir .brain-locomo)")
+    x.add_argument("--conversations", help="LoCoMo sample ids, comma-separated")
+    x.add_argument("--limit", type=int, default=0, help="ask at most N questions")
+    x.set_defaults(func=cmd_contexts)
     args = p.parse_args(argv)
     return int(args.func(args))
 

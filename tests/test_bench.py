@@ -212,3 +212,38 @@ def test_compare_times_two_checkouts_in_turns(demo_store) -> None:  # type: igno
         assert s[side]["total"] >= s[side]["read"]
         # the CPU pass: this process always; the test server runs here, so its backend too
         assert s[side]["cpu_client"] > 0 and s[side]["cpu_server"] >= 0
+
+
+def test_contexts_differences_name_what_moved() -> None:
+    from bench.contexts import differences, report
+
+    def row(q: str, context: str = "c", facts: list | None = None) -> dict:  # type: ignore[type-arg]
+        return {"workspace": "w", "as": "u", "now": "2026-11-20", "question": q, "context": context,
+                "facts": facts if facts is not None else [[1, False, None, 0.5]]}
+
+    old = [row("a"), row("b"), row("c"), row("gone")]
+    new = [row("a"), row("b", context="other"), row("c", facts=[[1, True, 2, 0.5]]), row("new")]
+    d = differences(old, new)
+    assert [k[3] for k in d["context"]] == ["b"] and [k[3] for k in d["facts"]] == ["c"]
+    assert [k[3] for k in d["only_before"]] == ["gone"] and [k[3] for k in d["only_after"]] == ["new"]
+    assert not any(differences(old, old).values())
+    assert report(d, 4).startswith("4 questions: 1 contexts differ, 1 fact orders differ")
+
+
+def test_contexts_written_down_read_back_the_same(demo_store, embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Two dumps of the same answers compare equal; each line holds the context and the
+    ranked facts as the trace has them."""
+    from pathlib import Path
+
+    from bench.compare import questions
+    from bench.contexts import answers, differences, read, write
+
+    root = Path(__file__).resolve().parent.parent
+    asked = questions(questions_file=root / "fixtures" / "questions.jsonl", limit=2)
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert write(first, answers(demo_store, embedder, asked)) == 2
+    write(second, answers(demo_store, embedder, asked))
+    rows = read(first)
+    assert [r["question"] for r in rows] == [q["question"] for q in asked]
+    assert all(r["context"] and r["facts"] and len(r["facts"][0]) == 4 for r in rows)
+    assert not any(differences(rows, read(second)).values())

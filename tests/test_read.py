@@ -169,6 +169,23 @@ def test_period_words_favour_facts_of_that_period(demo_store, embedder, demo_lin
     assert top and all(f.parts.get("period", 0) > 0 for f in top)
 
 
+
+@pytest.mark.parametrize("question", ["Geçen ay hangi ödemeler geldi?", "SO-1002 siparişinin faturası ödendi mi?",
+                                      "Hasan Çetin ne dedi?"])
+def test_a_facts_score_is_the_weighted_sum_of_its_parts(demo_store, embedder, demo_lines, question: str) -> None:  # type: ignore[no-untyped-def]
+    """The trace's parts explain the score exactly: rank sums them as it sets them, so a
+    part added to the trace but not to the score (or the reverse) fails here. The lift
+    beside a strong hit is added to the rounded score, as rank does."""
+    from brain.read.rank import WEIGHTS
+
+    r = recall(question, workspace=WS, member=_owner(demo_lines), now=NOW, store=demo_store, embedder=embedder)
+    assert r.trace.rank.facts
+    for f in r.trace.rank.facts:
+        expected = round(sum(WEIGHTS[k] * v for k, v in f.parts.items() if k != "beside"), 5)
+        if "beside" in f.parts:
+            expected = round(expected + WEIGHTS["beside"] * f.parts["beside"], 5)
+        assert f.score == expected, (f.memory_id, f.parts)
+
 def test_recall_runs_in_one_read_only_transaction(demo_store: Store) -> None:
     with demo_store.bound(WS, readonly=True) as (conn, binding):
         assert binding.relations is True   # a business: path search reads its edges

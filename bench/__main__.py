@@ -373,8 +373,29 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _asked(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The questions a command asks, from the options `_question_options` added."""
+    from bench.compare import questions
+
+    return questions(questions_file=Path(args.questions), split=args.split,
+                     locomo=Path(args.locomo) if args.locomo else None,
+                     conversations=args.conversations.split(",") if args.conversations else None,
+                     every=args.every, limit=args.limit)
+
+
+def _question_options(parser: argparse.ArgumentParser, *, split: str) -> None:
+    """Where the questions come from: a FORMAT.md question file, or a LoCoMo file."""
+    parser.add_argument("--data-dir", default=str(ROOT / ".brain-bench"), help="a loaded store (default .brain-bench/)")
+    parser.add_argument("--questions", default=str(ROOT / "fixtures" / "questions.jsonl"))
+    parser.add_argument("--split", default=split, choices=["tune", "holdout", "all"])
+    parser.add_argument("--locomo", help="ask a LoCoMo file's questions instead (its store: --data-dir .brain-locomo)")
+    parser.add_argument("--conversations", help="LoCoMo sample ids, comma-separated")
+    parser.add_argument("--every", type=int, default=1, help="ask every Nth question")
+    parser.add_argument("--limit", type=int, default=0, help="ask at most N questions")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    from bench.compare import compare, print_comparison, questions
+    from bench.compare import compare, print_comparison
 
     before, after = Path(args.before).resolve(), Path(args.after).resolve()
     for d in (before, after):
@@ -384,16 +405,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     if not env.get("DATABASE_URL"):
         env["BRAIN_DATA_DIR"] = str(Path(args.data_dir).resolve())
-    asked = questions(questions_file=Path(args.questions), split=args.split,
-                      locomo=Path(args.locomo) if args.locomo else None,
-                      conversations=args.conversations.split(",") if args.conversations else None,
-                      every=args.every, limit=args.limit)
-    print_comparison(compare(before, after, asked, args.rounds, env))
+    print_comparison(compare(before, after, _asked(args), args.rounds, env))
     return 0
 
 
 def cmd_contexts(args: argparse.Namespace) -> int:
-    from bench.compare import questions
     from bench.contexts import answers, differences, read, report, write
 
     if not os.environ.get("DATABASE_URL"):
@@ -406,10 +422,7 @@ def cmd_contexts(args: argparse.Namespace) -> int:
     if against is not None and not against.exists():
         print(f"error: no earlier dump at {against}", file=sys.stderr)
         return 2
-    asked = questions(questions_file=Path(args.questions), split=args.split,
-                      locomo=Path(args.locomo) if args.locomo else None,
-                      conversations=args.conversations.split(",") if args.conversations else None,
-                      limit=args.limit)
+    asked = _asked(args)
     store, embedder = _open(args.data_dir)
     from tqdm import tqdm
 
@@ -473,25 +486,14 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("compare", help="two checkouts timed in turns on the same questions and store")
     c.add_argument("before", help="the other checkout (for example a `git worktree` of an older commit)")
     c.add_argument("--after", default=str(ROOT), help="the checkout to compare it with (default: this one)")
-    c.add_argument("--data-dir", default=str(ROOT / ".brain-bench"), help="a loaded store (default .brain-bench/)")
-    c.add_argument("--questions", default=str(ROOT / "fixtures" / "questions.jsonl"))
-    c.add_argument("--split", default="holdout", choices=["tune", "holdout", "all"])
-    c.add_argument("--locomo", help="ask a LoCoMo file's questions instead (its store: --data-dir .brain-locomo)")
-    c.add_argument("--conversations", help="LoCoMo sample ids, comma-separated")
+    _question_options(c, split="holdout")
     c.add_argument("--rounds", type=int, default=6, help="passes per side, taken in turns (default 6)")
-    c.add_argument("--every", type=int, default=1, help="ask every Nth question")
-    c.add_argument("--limit", type=int, default=0, help="ask at most N questions")
     c.set_defaults(func=cmd_compare)
     x = sub.add_parser("contexts", help="write down every answer (context, ranked facts), or compare with "
                                         "an earlier dump: a speed change must leave them as they were")
     x.add_argument("out", help="where to write the answers (JSON lines)")
     x.add_argument("--against", help="an earlier dump: list the questions whose answer differs (exit 1 if any)")
-    x.add_argument("--data-dir", default=str(ROOT / ".brain-bench"), help="a loaded store (default .brain-bench/)")
-    x.add_argument("--questions", default=str(ROOT / "fixtures" / "questions.jsonl"))
-    x.add_argument("--split", default="all", choices=["tune", "holdout", "all"])
-    x.add_argument("--locomo", help="ask a LoCoMo file's questions instead (its store: --data-dir .brain-locomo)")
-    x.add_argument("--conversations", help="LoCoMo sample ids, comma-separated")
-    x.add_argument("--limit", type=int, default=0, help="ask at most N questions")
+    _question_options(x, split="all")
     x.set_defaults(func=cmd_contexts)
     args = p.parse_args(argv)
     return int(args.func(args))

@@ -1,5 +1,7 @@
 # Two commands for a newcomer: `make run` and `make test`. Everything else is optional.
-PY ?= python3
+# The interpreter .venv is made from: empty picks the fastest Python 3.11+ here
+# (tools/pick_python.py says why it matters); `make PY=/path/to/python …` chooses one.
+PY ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -9,7 +11,8 @@ PORT ?= 8501
 .PHONY: run test test-fast setup setup-dev browser demo stop reset bench bench-quick bench-locomo typecheck fixtures
 
 $(BIN)/python:
-	$(PY) -m venv $(VENV)
+	@py="$(PY)"; [ -n "$$py" ] || py=$$(python3 tools/pick_python.py) || exit 1; \
+		echo "making $(VENV) from $$py"; $$py -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
 $(STAMP): requirements.txt | $(BIN)/python

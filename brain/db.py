@@ -277,8 +277,21 @@ _ARRAY_DUMPERS = [(IntArray, _array_dumper(IntArray, "int8", lambda v: str(int(v
 
 # A read transaction's first message: its BEGIN and its binding (brain_bind_read, which
 # also says whether the workspace holds any relation), in one exchange (Store._read).
-_BEGIN_READ = sql.SQL("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
-                      " SELECT modules, relations FROM brain_bind_read({}, {}, {})")
+_BEGIN_READ = b"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT modules, relations FROM brain_bind_read(%b)"
+
+
+def _begin_read(conn: psycopg.Connection[Any], workspace: str, member: str | None, now: datetime | None) -> bytes:
+    """_BEGIN_READ with its three values quoted by libpq (PQescapeLiteral, for the
+    connection's encoding). psycopg's sql.Literal composition took 0.21 ms a read for the
+    same text: a transformer and a dumper made for each value."""
+    esc = psycopg.pq.Escaping(conn.pgconn)
+    enc = conn.info.encoding
+
+    def literal(value: str | None) -> bytes:
+        return b"NULL" if value is None else esc.escape_literal(value.encode(enc))
+
+    when = b"NULL" if now is None else literal(now.isoformat()) + b"::timestamptz"
+    return _BEGIN_READ % b", ".join((literal(workspace), literal(member), when))
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -475,10 +488,9 @@ class Store:
             t0 = time.perf_counter()
             try:
                 with same_core:
-                    # (the values are quoted by psycopg, client side: a message of more
-                    # than one statement cannot carry parameters)
-                    cur = conn.execute(_BEGIN_READ.format(sql.Literal(workspace), sql.Literal(member),
-                                                          sql.Literal(now)), prepare=False)
+                    # (the values are quoted here, by libpq: a message of more than one
+                    # statement cannot carry parameters)
+                    cur = conn.execute(_begin_read(conn, workspace, member, now), prepare=False)
                     cur.nextset()   # past BEGIN's result, to the binding's row
                     row = cur.fetchone()
                     assert row is not None   # the function returns one row

@@ -134,6 +134,22 @@ def test_a_read_is_one_read_only_snapshot_and_gives_its_connection_back_idle(wri
         conn.rollback()
 
 
+@pytest.mark.parametrize("workspace, member", [("it's a \\ test", "o'brien"), ("ç'ş\\\\'", None)])
+def test_a_reads_binding_arrives_exactly_as_given(fresh_store: Store, workspace: str, member: str | None) -> None:
+    """The read's first message carries its binding as quoted literals (brain.db._begin_read):
+    quotes, backslashes and non-ASCII text must reach the server as they are, and a missing
+    member and moment as NULL. (Fails with naive quoting, or an injection.)"""
+    from datetime import datetime, timedelta, timezone
+
+    now = datetime(2026, 9, 1, 12, 30, 15, 123456, tzinfo=timezone(timedelta(hours=3)))
+    for when in (now, None):
+        with fresh_store.bound(workspace, member=member, now=when, readonly=True) as (conn, _):
+            got = conn.execute("SELECT current_setting('brain.workspace'), current_setting('brain.member'),"
+                               " current_setting('brain.now')::timestamptz, now()").fetchone()
+            assert got is not None
+            assert got[:2] == (workspace, member or "")
+            assert got[2] == (when or got[3])
+
 
 def test_times_come_back_in_utc_whatever_the_servers_zone(fresh_store: Store) -> None:
     """Every connection reads its times in UTC, as datetime.timezone.utc (the read path

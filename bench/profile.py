@@ -24,43 +24,80 @@ from typing import Any
 STEPS = ("visibility", "anchors", "recall", "paths", "rank", "compact")
 
 
+PIPELINE = "(a pipeline: the server CPU of the statements sent in it, together)"
+
+
 @contextmanager
-def statement_times() -> Iterator[dict[str, list[float]]]:
-    """Time every statement a connection runs (psycopg has no hook for it: the class's
-    execute is wrapped for the duration, and put back after)."""
+def statement_times() -> Iterator[tuple[dict[str, list[float]], dict[str, list[float]]]]:
+    """Time every statement a connection runs, and the CPU its server process spent on it
+    (psycopg has no hook for it: the class's execute is wrapped for the duration, and put
+    back after). A statement sent in a pipeline returns before the server has run it:
+    those count the time to send and, with their rows, to read; the server's CPU is then
+    counted for the pipeline as a whole, under PIPELINE. Server CPU comes from Linux's
+    /proc/<pid>/schedstat (the embedded server, or any on this machine), in ns."""
     import psycopg
 
     times: dict[str, list[float]] = defaultdict(list)
-    original = psycopg.Connection.execute
+    server: dict[str, list[float]] = defaultdict(list)
+    original, original_pipeline = psycopg.Connection.execute, psycopg.Connection.pipeline
 
     def timed(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        piped = self.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF
+        cpu0 = None if piped else _server_cpu_ms(self.info.backend_pid)
         t0 = time.perf_counter()
         try:
             return original(self, query, params, **kw)
         finally:
             first = _label(query)
             times[first].append((time.perf_counter() - t0) * 1000)
+            cpu1 = None if cpu0 is None else _server_cpu_ms(self.info.backend_pid)
+            if cpu0 is not None and cpu1 is not None:
+                server[first].append(cpu1 - cpu0)
+
+    @contextmanager
+    def pipeline(self: Any) -> Iterator[Any]:
+        cpu0 = _server_cpu_ms(self.info.backend_pid)
+        with original_pipeline(self) as p:
+            yield p
+        cpu1 = _server_cpu_ms(self.info.backend_pid)
+        if cpu0 is not None and cpu1 is not None:
+            server[PIPELINE].append(cpu1 - cpu0)
 
     psycopg.Connection.execute = timed  # type: ignore[method-assign]
+    psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign,assignment]
     try:
-        yield times
+        yield times, server
     finally:
         psycopg.Connection.execute = original  # type: ignore[method-assign]
+        psycopg.Connection.pipeline = original_pipeline  # type: ignore[method-assign]
+
+
+def _server_cpu_ms(pid: int) -> float | None:
+    """CPU time so far of process `pid` (a backend on this machine), None where unknown."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _label(query: Any) -> str:
     """A statement's first words: values left out, so that one statement is one label (a
     composed statement's quoted values as '?'), and a read's BEGIN shortened, so that the
-    binding sent with it shows (brain.db.Store._read)."""
+    binding sent with it shows, its values as '?' (brain.db.Store._read)."""
     from psycopg import sql
 
     if isinstance(query, sql.Composed):
         text = "".join(part.as_string(None) if isinstance(part, sql.SQL) else "?" for part in query)
+    elif isinstance(query, bytes):
+        text = query.decode("utf-8", "replace")
     else:
         text = str(query)
     words = " ".join(text.split())
     if words.startswith("BEGIN") and ";" in words:
         words = "BEGIN; " + words.split(";", 1)[1].strip()
+        if "(" in words:
+            words = words.split("(", 1)[0] + "(?)"
     return words[:72]
 
 
@@ -126,7 +163,7 @@ def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[
     total: list[float] = []
     slowest: list[tuple[float, str]] = []
     steps: dict[str, list[float]] = defaultdict(list)
-    with statement_times() as times:
+    with statement_times() as (times, server):
         for q in questions:
             r = ask(q)
             total.append(r.ms - r.trace.embed_ms)
@@ -147,8 +184,11 @@ def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[
         "embed_p50_ms": statistics.median(embed_ms) if embed_ms else float("nan"),
         "steps_p50_ms": {k: statistics.median(v) for k, v in steps.items()},
         "statements": sorted(({"sql": k, "ms_per_question": sum(v) / n, "per_question": len(v) / n,
-                               "max_ms": max(v)} for k, v in times.items()),
+                               "max_ms": max(v),
+                               "server_cpu_ms_per_question": sum(server[k]) / n if server.get(k) else None}
+                              for k, v in times.items()),
                              key=lambda s: -s["ms_per_question"]),
+        "pipeline_server_cpu_ms_per_question": sum(server[PIPELINE]) / n if server.get(PIPELINE) else None,
         "slowest": [{"ms": ms, "question": text} for ms, text in sorted(slowest, reverse=True)[:5]],
     }
 
@@ -162,9 +202,13 @@ def print_profile(p: dict[str, Any]) -> None:
         print(f"  other threads' CPU in the 100 ms after a recall: {bg:.1f} ms (spinning workers if well above 0)")
     for name, ms in p["steps_p50_ms"].items():
         print(f"  step {name:<11} p50 {ms:6.2f} ms")
-    print("  statements (mean ms per question, statements per question, max ms):")
+    print("  statements (mean ms per question, statements per question, max ms, server CPU ms per question):")
     for s in p["statements"]:
-        print(f"  {s['ms_per_question']:7.2f} {s['per_question']:5.2f} {s['max_ms']:7.1f}  {s['sql']}")
+        cpu = s["server_cpu_ms_per_question"]
+        cpu_text = f"{cpu:7.2f}" if cpu is not None else "      -"
+        print(f"  {s['ms_per_question']:7.2f} {s['per_question']:5.2f} {s['max_ms']:7.1f} {cpu_text}  {s['sql']}")
+    if p.get("pipeline_server_cpu_ms_per_question") is not None:
+        print(f"  {'':7} {'':5} {'':7} {p['pipeline_server_cpu_ms_per_question']:7.2f}  {PIPELINE}")
     print("  slowest questions:")
     for s in p["slowest"]:
         print(f"  {s['ms']:7.1f}  {s['question']}")

@@ -8,6 +8,7 @@ the memory that states it; only visible edges (the rule, in SQL) are walked.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,14 @@ class _Reach:
 
 
 def _rel_asked(rel: str, q: Question) -> bool:
-    return bool(tx.stems(rel.replace("_", " ")) & q.stems)
+    return not _rel_stems(rel).isdisjoint(q.stems)
+
+
+@functools.lru_cache(maxsize=4096)
+def _rel_stems(rel: str) -> frozenset[str]:
+    """A relation's name as word stems ("billed_to" -> bill, to): a store has a few dozen
+    relation names, and a walk asks about each edge's, in every step and path."""
+    return frozenset(tx.stems(rel.replace("_", " ")))
 
 
 def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall: RecallStep, *,

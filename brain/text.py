@@ -138,11 +138,18 @@ def words(s: str) -> list[str]:
     Turkish I rule, so "INV-1" and "inv-1" agree; letter-only words joined by '-' or
     '/' are split ("e-posta" → "e", "posta").
     """
+    return list(_words(s))
+
+
+# A question is read for its words, kinds, expansions, period and stems: five readings of
+# one text, split once (a fresh list each time, for callers that change it).
+@lru_cache(maxsize=1024)
+def _words(s: str) -> tuple[str, ...]:
     text = unicodedata.normalize("NFC", s).translate(_HYPHEN_TABLE)
     out: list[str] = []
     for m in _TOKEN_RE.finditer(text):
         out.extend(_token_words(m.group(1)))
-    return out
+    return tuple(out)
 
 
 # Ranking splits every candidate fact into words and stems: the same few thousand tokens

@@ -1,5 +1,6 @@
 """Print the Python interpreter `make` builds .venv from: the first Python 3.11+ on this
-machine that was built for speed, else the first Python 3.11+ at all.
+machine that was built for speed, else the first Python 3.11+ at all (3.11 first: the
+version the pinned requirements are tested on).
 
 Why it matters: the read path is about half Python. A CPython compiled without profile-
 guided and link-time optimisation, and linked to a shared libpython (pyenv's default
@@ -19,8 +20,9 @@ import shutil
 import subprocess
 import sys
 
-# Newest first: a newer interpreter is faster as well (3.11 brought the largest step).
-NAMES = ("python3.14", "python3.13", "python3.12", "python3.11", "python3")
+# The version requirements.txt is pinned and tested on first, then newer ones (whose
+# wheels for the pinned packages may be missing), then whatever `python3` is.
+NAMES = ("python3.11", "python3.12", "python3.13", "python3.14", "python3")
 PLACES = ("/usr/bin", "/usr/local/bin")
 
 # Run inside each candidate: its version, whether it can make a venv, and whether it was

@@ -67,8 +67,8 @@ def _embed_times(embedder: Any, questions: list[dict[str, Any]]) -> list[float]:
 
 
 def _python_build() -> str:
-    """How this interpreter was compiled, as tools/pick_python.py judges it: the read path's
-    Python runs some 7 % slower on a build without PGO/LTO and a shared libpython."""
+    """How this interpreter was compiled, as tools/pick_python.py judges it (its docstring
+    gives what a plain build cost the read path here)."""
     import sys
 
     from tools.pick_python import probe

@@ -82,17 +82,10 @@ def _server_cpu_ms(pid: int) -> float | None:
 
 
 def _label(query: Any) -> str:
-    """A statement's first words: values left out, so that one statement is one label (a
-    composed statement's quoted values as '?'), and a read's BEGIN shortened, so that the
-    binding sent with it shows, its values as '?' (brain.db.Store._read)."""
-    from psycopg import sql
-
-    if isinstance(query, sql.Composed):
-        text = "".join(part.as_string(None) if isinstance(part, sql.SQL) else "?" for part in query)
-    elif isinstance(query, bytes):
-        text = query.decode("utf-8", "replace")
-    else:
-        text = str(query)
+    """A statement's first words: values left out, so that one statement is one label, and
+    a read's BEGIN shortened, so that the binding sent with it shows, its values as '?'
+    (brain.db.Store._read sends it as bytes, its values quoted in)."""
+    text = query.decode("utf-8", "replace") if isinstance(query, bytes) else str(query)
     words = " ".join(text.split())
     if words.startswith("BEGIN") and ";" in words:
         words = "BEGIN; " + words.split(";", 1)[1].strip()

@@ -24,7 +24,6 @@ from urllib.parse import urlparse, urlunparse
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg import sql
 from psycopg._encodings import conn_encoding
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool

@@ -142,7 +142,7 @@ def words(s: str) -> list[str]:
 
 
 # A question is read for its words, kinds, expansions, period and stems: five readings of
-# one text, split once (a fresh list each time, for callers that change it).
+# one text, split once. Readers here take the tuple; `words` gives callers a list of their own.
 @lru_cache(maxsize=1024)
 def _words(s: str) -> tuple[str, ...]:
     text = unicodedata.normalize("NFC", s).translate(_HYPHEN_TABLE)
@@ -298,7 +298,7 @@ def stems(s: str) -> set[str]:
     five letters stay whole; one-letter tokens go. Applied alike to questions and facts.
     """
     out: set[str] = set()
-    for tok in words(s):
+    for tok in _words(s):
         st = _token_stem(tok)
         if st is not None:
             out.add(st)
@@ -405,7 +405,7 @@ class _Phrase:
 
 
 def _phrase(surface: str) -> _Phrase:
-    toks = words(surface)
+    toks = _words(surface)
     alts: list[frozenset[str]] = []
     for tok in toks:
         forms = {fold(tok)}
@@ -454,7 +454,7 @@ def _starting_at(index: dict[str, list[tuple[_Phrase, str]]], qc: list[frozenset
 def kinds_in(question: str) -> list[tuple[str, str]]:
     """(word as it appeared, tr_lower'ed; canonical kind) for each kind word, in order,
     one entry per kind; suffixed forms ("siparişinin", "invoices") match too."""
-    toks = words(question)
+    toks = _words(question)
     qc = [_folded_candidates(t) for t in toks]
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -475,7 +475,7 @@ def kinds_in(question: str) -> list[tuple[str, str]]:
 def expand_terms(question: str) -> list[str]:
     """Surface words (both languages) of every concept the question touches, minus
     those already in it: "vergi numarası" brings "tax number", "vkn", ..."""
-    toks = words(question)
+    toks = _words(question)
     qc = [_folded_candidates(t) for t in toks]
     firsts: dict[str, int] = {}
     present: set[str] = set()
@@ -591,7 +591,7 @@ def parse_period(question: str, now: datetime) -> Period | None:
     if now.tzinfo is None:
         now = now.replace(tzinfo=timezone.utc)
     day0 = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    toks = words(question)
+    toks = _words(question)
     ftoks = [fold(t) for t in toks]
     qc = [_folded_candidates(t) for t in toks]
     n = len(toks)
@@ -797,7 +797,7 @@ class NameIndex(Generic[K]):
         out: dict[K, None] = {}
         # Words with apostrophe suffixes cut ("Google'ın" → google), then the plain
         # fold in which the suffix is glued on ("yapinin"), for names with apostrophes.
-        self._scan([f for t in words(text) for f in fold(t).split()], out)
+        self._scan([f for t in _words(text) for f in fold(t).split()], out)
         self._scan(fold(text).split(), out)
         return list(out)
 

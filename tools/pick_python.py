@@ -78,7 +78,7 @@ def pick() -> tuple[str | None, str]:
         if fast:
             return path, "built with PGO/LTO or a static libpython"
     if usable:
-        return usable[0][0], "no optimised build found; the read path runs some 7 % slower"
+        return usable[0][0], "no optimised build found; the read path's Python runs slower on a plain one"
     return None, "no Python 3.11+ with the venv module found (Debian: apt-get install python3-venv)"
 
 

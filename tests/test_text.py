@@ -75,6 +75,14 @@ def test_fold(raw: str, folded: str) -> None:
 
 
 @settings(max_examples=300)
+@given(TURKISH_TEXT, TURKISH_TEXT)
+def test_stems_of_a_sender_and_text_are_both_their_stems(sender: str, text: str) -> None:
+    # rank reads "sender: text" as the union of the two (brain.read.rank): stems are
+    # read word by word, and ": " joins no two words
+    assert tx.stems(f"{sender}: {text}") == tx.stems(sender) | tx.stems(text)
+
+
+@settings(max_examples=300)
 @given(st.text())
 def test_fold_idempotent_any_text(s: str) -> None:
     once = fold(s)

@@ -200,11 +200,14 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
                                          "width": cfg.beside_width}, binary=True).fetchall() if why else []
     q_stems = q.stems
     # What each candidate shares with the question (the sender named before the text):
-    # counted here for the weights, summed below for the score.
+    # counted here for the weights, summed below for the score. Stems are read word by
+    # word, so "sender: text" has the sender's and the text's: the text is split once.
     shared: dict[int, frozenset[str]] = {}
+    said_stems: dict[int, frozenset[str]] = {}
     df = dict.fromkeys(q_stems, 0)
     for r in rows:
-        common = q_stems & _stems(f"{r[16]}: {r[1]}" if r[16] else r[1])
+        said_stems[r[0]] = own = _stems(r[1])
+        common = q_stems & (own | _stems(r[16]) if r[16] else own)
         shared[int(r[0])] = common
         for st in common:
             df[st] += 1
@@ -226,7 +229,7 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
          thread, sim, emb, ents, sender, current_version, next_to) in rows:
         if next_to:
             beside[int(mid)] = tuple(int(x) for x in next_to)
-        own_stems = _stems(text)   # what the fact itself says, before the sender is named
+        own_stems = said_stems[mid]   # what the fact itself says, before the sender is named
         if sender:  # the sender is a visible entity: this fact links it
             text = f"{sender}: {text}"
         # the score: the parts' weighted sum, added up in the order the parts are listed

@@ -9,6 +9,7 @@ workspace by `Store.bound(...)`. Nothing outside `brain/` talks SQL.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 import os
 import re
@@ -136,6 +137,11 @@ def migrations() -> list[Migration]:
     return found
 
 
+# Migrations whose rows only Python can compute (the text stemmer, numpy's similarity):
+# the function runs right after the file, in the same transaction, as the migrating role.
+_DATA_STEPS = {19: "brain.corrections:backfill"}
+
+
 def apply_migrations(conn: psycopg.Connection[Any]) -> list[str]:
     """Apply pending migrations in order; each file and its ledger row in one transaction.
 
@@ -157,6 +163,10 @@ def apply_migrations(conn: psycopg.Connection[Any]) -> list[str]:
             if done:
                 continue
             conn.execute(mig.path.read_text(encoding="utf-8"))  # type: ignore[arg-type]
+            step = _DATA_STEPS.get(mig.version)
+            if step is not None:
+                module, function = step.split(":")
+                getattr(importlib.import_module(module), function)(conn)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                 (mig.version, mig.name),

@@ -19,6 +19,7 @@ import numpy as np
 import psycopg
 from pgvector import SparseVector
 
+from brain import corrections
 from brain import text as tx
 from brain.db import Store
 from brain.embed import Embedder
@@ -299,6 +300,7 @@ class Writer:
                 self._supersede(conn, ws, old_id, memory_id)
         # Optional LLM fact extraction (off unless configured; never on tool output).
         facts = extract_facts(self.extractor, line.text, is_tool_output=line.tool_output)
+        written = [memory_id]
         if len(facts) > 1 or (facts and facts[0] != line.text):
             vectors = self.embedder.embed_passages(facts)
             for i, (fact, vec) in enumerate(zip(facts, vectors)):
@@ -306,6 +308,9 @@ class Writer:
                                    chash=_hash([chash, i]), emb=vec, search_extra="", **common)  # type: ignore[arg-type]
                 for eid, role in linked.items():
                     self._link(conn, ws, fid, eid, role)
+                written.append(fid)
+        # which earlier turns these restate, or are restated by (last: it needs the links)
+        corrections.record(conn, ws, written)
         return WriteResult("written", ref, memory_id)
 
     def _supersede(self, conn: psycopg.Connection[Any], ws: str, old_id: int, new_id: int) -> None:

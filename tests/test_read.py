@@ -201,77 +201,22 @@ def test_turkish_answer_matching_is_locale_aware() -> None:
     assert tx.tr_lower("KIŞ") == "kış"
 
 
-def test_a_short_reply_is_not_taken_for_a_correction_of_a_longer_turn() -> None:
-    import numpy as np
-
-    from brain.read.rank import _mark_earlier, _stems
+def test_a_turn_is_marked_earlier_than_the_latest_restatement_among_the_facts() -> None:
+    # which turns restate which is decided when they are written (tests/test_corrections.py);
+    # rank marks a turn earlier than the latest of them it holds, and nothing it does not hold
+    from brain.read.rank import _mark_earlier
     from brain.read.trace import Fact
 
-    def turn(mid: int, day: int, text: str) -> Fact:
-        when = datetime(2026, 11, day, tzinfo=timezone.utc)
-        return Fact(mid, text, "message", "chat", "chat", "chat", when, when, None, False, None, (), {}, 1.0)
+    def turn(mid: int) -> Fact:
+        when = datetime(2026, 11, mid, tzinfo=timezone.utc)
+        return Fact(mid, f"turn {mid}", "message", "chat", "chat", "chat", when, when, None, False, None,
+                    (), {}, 1.0)
 
-    old = turn(1, 1, "Glad you have people to lean on, Mel. It helps in tough times.")
-    long_later = turn(2, 9, "Thanks Mel, tough times were easier with people to lean on; it helps me help "
-                            "others now, at the youth center, every single week, with new friends.")
-    restated = turn(3, 9, "Glad you have people to lean on, Mel. It really helps in tough times.")
-    vec = np.ones(4, dtype=np.float32) / 2   # the same meaning: only the words tell them apart
-    meta = {f.memory_id: ("", f"s{f.memory_id}", frozenset({7}), _stems(f.text)) for f in (old, long_later, restated)}
-    vectors = {m: vec for m in meta}
-    # another thread, and most of the short turn's words inside a longer one: not a correction
-    marked = _mark_earlier([old, long_later], vectors, meta, {})
-    assert not any(f.earlier for f in marked)
-    # the same words said again: the older one is the earlier value
-    marked = _mark_earlier([old, restated], vectors, meta, {})
-    assert [f.earlier for f in marked] == [True, False]
-
-
-def test_across_threads_only_a_turn_naming_something_in_common_corrects() -> None:
-    import numpy as np
-
-    from brain.read.rank import _mark_earlier, _stems
-    from brain.read.trace import Fact
-
-    def turn(mid: int, day: int) -> Fact:
-        when = datetime(2026, 11, day, tzinfo=timezone.utc)
-        return Fact(mid, "The kiln fires at noon on Friday, bring the glazed bowls.", "message", "chat", "chat",
-                    "chat", when, when, None, False, None, (), {}, 1.0)
-
-    old, later = turn(1, 1), turn(2, 5)
-    vectors = {1: np.ones(4, dtype=np.float32) / 2, 2: np.ones(4, dtype=np.float32) / 2}
-    stems = _stems(old.text)
-    for old_names, new_names, corrected in (({1, 2}, {2, 3}, True), ({1, 2}, {3}, False), (set(), {3}, False),
-                                            ({5}, {5}, True)):
-        meta = {1: ("", "s1", frozenset(old_names), stems), 2: ("", "s2", frozenset(new_names), stems)}
-        marked = _mark_earlier([old, later], vectors, meta, {})
-        assert [f.earlier for f in marked] == [corrected, False], (old_names, new_names)
-
-
-def test_marking_corrections_leaves_no_worker_threads_spinning() -> None:
-    # A matrix product over a hundred turns went to multithreaded BLAS, whose workers then
-    # spun for ~100 ms after every recall, taking a core from the next query embedding.
-    import numpy as np
-
-    from bench.profile import background_after_recall
-    from brain.read.rank import _mark_earlier, _stems
-    from brain.read.trace import Fact
-
-    rng = np.random.default_rng(7)
-    facts, vectors, meta = [], {}, {}
-    for mid in range(1, 101):
-        when = datetime(2026, 11, 1, tzinfo=timezone.utc) + timedelta(minutes=mid)
-        facts.append(Fact(mid, f"turn {mid}", "message", "chat", "chat", "chat", when, when, None, False, None,
-                          (), {}, 1.0))
-        v = rng.normal(size=384).astype(np.float32)
-        vectors[mid] = v / np.linalg.norm(v)
-        meta[mid] = ("", "session-1", frozenset({mid % 5}), _stems(f"turn {mid}"))
-    vectors[100] = vectors[99]   # one turn said again: a correction to find
-    marked = _mark_earlier(facts, vectors, meta, {})
-    assert [f.memory_id for f in marked if f.earlier] == [99]
-    burned = background_after_recall(lambda _: _mark_earlier(facts, vectors, meta, {}), [{}] * 5)
-    if burned is None:
-        pytest.skip("no /proc here to read thread times from")
-    assert burned < 30, f"other threads burned {burned:.0f} ms in the 100 ms after ranking"
+    facts = [turn(1), turn(2), turn(4)]
+    marked = _mark_earlier(facts, {1: (3, 2), 2: (3,)}, {})
+    assert [(f.memory_id, f.earlier, f.newer_id) for f in marked] == [(1, True, 2), (2, False, None),
+                                                                      (4, False, None)]
+    assert _mark_earlier(facts, {}, {}) is facts
 
 
 def test_contexts_do_not_depend_on_the_plan(demo_store: Store, embedder) -> None:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ import numpy as np
 import psycopg
 
 from brain import text as tx
-from brain.db import IntArray, vectors_from_wire
+from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
@@ -56,15 +56,22 @@ WITH seed AS (
              AND (a.occurred_at, a.memory_id) > (s.occurred_at, s.memory_id)
            ORDER BY a.occurred_at, a.memory_id
            LIMIT %(width)s) a
+-- one id list, so each row is a primary-key lookup (an OR of the two sets made the planner
+-- read every memory of the workspace: 50 ms at 100,000 rows). Every id in it came through
+-- the visibility rule (recall, path, node facts, and `near` above).
+), cand AS (
+    SELECT unnest(%(ids)s::bigint[]) AS memory_id UNION SELECT n.memory_id FROM near n
 )
 SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at, m.confirmed_at,
-       m.expires_at, m.valid_to, m.ref_key, m.importance, m.attrs->>'thread',
+       m.expires_at, m.valid_to, m.importance,
        1 - (m.embedding <=> %(qv)s) AS sim,
-       -- conversation turns are compared with each other (corrections); records are not.
-       -- As pgvector's wire bytes: all of a recall's vectors are then read in one go
-       -- (_turn_vectors), not one array each (0.3 of 3.6 ms on LoCoMo's 77 candidates)
-       CASE WHEN m.origin <> 'record' THEN vector_send(m.embedding) END AS embedding,
-       ne.entities,
+       -- a conversation turn: the later turns among these candidates that restate it
+       -- (found when they were written, brain/corrections.py), the latest first
+       CASE WHEN m.origin <> 'record' THEN
+           ARRAY(SELECT c.newer_id FROM corrections c
+                  WHERE c.workspace_id = m.workspace_id AND c.older_id = m.memory_id
+                    AND c.newer_id IN (SELECT memory_id FROM cand)
+                  ORDER BY c.newer_at DESC, c.newer_id DESC) END AS correctors,
        (SELECT e.name FROM entities e WHERE e.workspace_id = m.workspace_id AND e.entity_id = ne.sender) AS sender,
        -- an earlier version of a record: the version that replaced it, if the asker sees it
        CASE WHEN m.valid_to IS NOT NULL AND m.origin = 'record' THEN
@@ -73,16 +80,12 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
              LIMIT 1) END AS current_version,
        (SELECT array_agg(n.seed) FROM near n WHERE n.memory_id = m.memory_id) AS beside
   FROM visible_memories m
-  -- what the row names and who sent it, in one look at its entities
+  -- who sent it
   CROSS JOIN LATERAL (
-      SELECT array_agg(me.entity_id) FILTER (WHERE me.role <> 'from') AS entities,
-             min(me.entity_id) FILTER (WHERE me.role = 'from') AS sender
+      SELECT min(me.entity_id) AS sender
         FROM memory_entities me
-       WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id) ne
- -- one id list, so each row is a primary-key lookup (an OR of the two sets made the
- -- planner read every memory of the workspace: 50 ms at 100,000 rows)
- WHERE m.workspace_id = %(ws)s
-   AND m.memory_id IN (SELECT unnest(%(ids)s::bigint[]) UNION SELECT n.memory_id FROM near n)
+       WHERE me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id AND me.role = 'from') ne
+ WHERE m.workspace_id = %(ws)s AND m.memory_id IN (SELECT memory_id FROM cand)
  -- equal scores keep row order: a fixed one, not the plan's
  ORDER BY m.memory_id"""
 
@@ -137,9 +140,7 @@ def _stems(text: str) -> frozenset[str]:
 WEIGHTS = {"meaning": 0.30, "stems": 0.45, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
            "codes": 0.35, "said": 0.25, "beside": 0.45}
 _BESIDE_DECAY = 0.6   # the lift of a turn two steps from a hit, against one right beside it
-_CORRECTION_SIM = 0.88
 _ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its pull weakens
-_RESTATED = 0.5   # share of the longer turn's word stems two turns in different threads must share
 
 
 def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, recall: RecallStep,
@@ -203,11 +204,10 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
     # counted here for the weights, summed below for the score. Stems are read word by
     # word, so "sender: text" has the sender's and the text's: the text is split once.
     shared: dict[int, frozenset[str]] = {}
-    said_stems: dict[int, frozenset[str]] = {}
     df = dict.fromkeys(q_stems, 0)
     for r in rows:
-        said_stems[r[0]] = own = _stems(r[1])
-        common = q_stems & (own | _stems(r[16]) if r[16] else own)
+        own = _stems(r[1])
+        common = q_stems & (own | _stems(r[13]) if r[13] else own)
         shared[int(r[0])] = common
         for st in common:
             df[st] += 1
@@ -216,20 +216,18 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
     idf = {st: math.log(1 + len(rows) / (1 + df[st])) for st in q_stems}
     idf_total = sum(idf.values()) or 1.0
     facts: list[Fact] = []
-    turn_vectors: list[tuple[int, bytes]] = []   # conversation turns only
-    meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]] = {}
-    replaced_by: dict[int, int] = {}
+    replaced_by: dict[int, int] = {}   # an earlier record version -> its current version
+    restated: dict[int, tuple[int, ...]] = {}   # a turn -> the later turns restating it, latest first
     now = q.now
     codes = [c.lower() for c in q.info.codes]
     beside: dict[int, tuple[int, ...]] = {}
     said = q.conversation
     period = q.period
     w = WEIGHTS
-    for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, ref, importance,
-         thread, sim, emb, ents, sender, current_version, next_to) in rows:
+    for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, importance,
+         sim, correctors, sender, current_version, next_to) in rows:
         if next_to:
             beside[int(mid)] = tuple(int(x) for x in next_to)
-        own_stems = said_stems[mid]   # what the fact itself says, before the sender is named
         if sender:  # the sender is a visible entity: this fact links it
             text = f"{sender}: {text}"
         # the score: the parts' weighted sum, added up in the order the parts are listed
@@ -263,14 +261,13 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
             score = parts["recall"]
         facts.append(_fact(int(mid), text, origin, kind, module, source, occurred, confirmed, expires,
                            valid_to is not None, None, tuple(why.get(mid, ())), parts, round(score, 5)))
-        if emb is not None:
-            turn_vectors.append((mid, emb))
-        meta[mid] = (ref, thread, frozenset(ents or ()), own_stems)
+        if correctors:
+            restated[mid] = correctors
         if current_version is not None and current_version != mid:
             replaced_by[int(mid)] = int(current_version)
 
     facts = _add_beside(facts, beside)
-    facts = _mark_earlier(facts, _turn_vectors(turn_vectors), meta, replaced_by)
+    facts = _mark_earlier(facts, restated, replaced_by)
     ordered = _order(facts)
     return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
 
@@ -293,14 +290,6 @@ def _refact(fact: Fact, **changes: Any) -> Fact:
     new.__dict__.update(fact.__dict__)
     new.__dict__.update(changes)
     return new
-
-
-def _turn_vectors(sent: list[tuple[int, bytes]]) -> dict[int, np.ndarray]:
-    """Each memory's vector, all decoded at once (brain.db.vectors_from_wire)."""
-    if not sent:
-        return {}
-    matrix = vectors_from_wire([b for _, b in sent])
-    return {mid: matrix[i] for i, (mid, _) in enumerate(sent)}
 
 
 def _add_beside(facts: list[Fact], beside: dict[int, tuple[int, ...]]) -> list[Fact]:
@@ -338,15 +327,20 @@ def _add_beside(facts: list[Fact], beside: dict[int, tuple[int, ...]]) -> list[F
     return out
 
 
-def _mark_earlier(facts: list[Fact], vectors: dict[int, np.ndarray],
-                  meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]],
+def _mark_earlier(facts: list[Fact], restated: dict[int, tuple[int, ...]],
                   replaced_by: dict[int, int]) -> list[Fact]:
-    """Link each earlier value to the newer one that replaced it."""
-    # records: an earlier version points at its record's current version (read with it)
+    """Link each earlier value to the newer one that replaced it: a record's earlier
+    version to its current one (read with it), a conversation turn to the latest of the
+    later turns restating it that is among these facts (brain.corrections)."""
     newer: dict[int, int] = {f.memory_id: replaced_by[f.memory_id] for f in facts
                              if f.earlier and f.memory_id in replaced_by}
-    newer.update(_corrections(sorted((f for f in facts if f.memory_id in vectors), key=lambda f: f.occurred_at),
-                              vectors, meta))
+    if restated:
+        here = {f.memory_id for f in facts}
+        for old_id, later in restated.items():
+            for new_id in later:
+                if new_id in here:
+                    newer[old_id] = new_id
+                    break
     if not newer:
         return facts
     out = []
@@ -354,66 +348,6 @@ def _mark_earlier(facts: list[Fact], vectors: dict[int, np.ndarray],
         if f.memory_id in newer:
             f = _refact(f, earlier=True, newer_id=newer[f.memory_id])
         out.append(f)
-    return out
-
-
-def _corrections(convo: list[Fact], vectors: dict[int, np.ndarray],
-                 meta: dict[int, tuple[str, str | None, frozenset[int], frozenset[str]]]) -> dict[int, int]:
-    """Conversation turns (in time order) that a later turn corrects: old id → newer id.
-
-    A later turn about the same things, saying nearly the same, corrects it. In one thread
-    nearly the same meaning is enough. Across threads, something both name (who sent them
-    is not enough: one person's turns are not all about one thing) and most of the words
-    of both said again: small talk ("thanks, Mel!") embeds close to other small talk
-    without restating anything, and a short reply's few words fit inside many a longer
-    turn that says something else. The cheap conditions (later, same thread or a shared
-    name) are matrices; meaning is compared only for the pairs they leave, words last."""
-    if len(convo) < 2:
-        return {}
-    vecs = np.stack([vectors[f.memory_id] for f in convo])
-    when = np.array([f.occurred_at.timestamp() for f in convo])
-    threads = [meta[f.memory_id][1] for f in convo]
-    code = {t: k for k, t in enumerate(sorted({t for t in threads if t is not None}))}
-    thread = np.array([code[t] if t is not None else -1 for t in threads])
-    ents = [meta[f.memory_id][2] for f in convo]
-    col = {e: k for k, e in enumerate(sorted(set().union(*ents)))}
-    named = np.zeros((len(convo), max(1, len(col))), dtype=bool)
-    for i, es in enumerate(ents):
-        for e in es:
-            named[i, col[e]] = True
-    same_thread = (thread[:, None] == thread[None, :]) & (thread[:, None] >= 0)
-    # two turns name something in common where their count of shared names is not 0: an
-    # integer matrix product (numpy's own loop, no BLAS threads, see below): 99-117 against
-    # 405-440 us for the same answer from an n x n x names boolean cube (timeit, 90 turns
-    # naming 6 things)
-    counts = named.astype(np.int32)
-    both_name = (counts @ counts.T) > 0
-    old_i, new_j = np.nonzero((when[None, :] > when[:, None]) & (same_thread | both_name))
-    # Meaning only for those pairs, row by row: a matrix product would hand the work to
-    # BLAS threads, which then spin for ~100 ms and take a core from the next embedding.
-    close = np.einsum("ij,ij->i", vecs[old_i], vecs[new_j]) >= _CORRECTION_SIM
-    # Across threads the words decide, and two turns can share max(3, half the longer's)
-    # stems only if the shorter holds that many: a test on the counts alone drops most
-    # pairs before any set is built (e5 puts many turns of one conversation above
-    # _CORRECTION_SIM: on LoCoMo recalls ~116 pairs each got this far, one by one).
-    size = np.array([len(meta[f.memory_id][3]) for f in convo])
-    small, large = np.minimum(size[old_i], size[new_j]), np.maximum(size[old_i], size[new_j])
-    same = same_thread[old_i, new_j]
-    keep = close & (same | (small >= np.maximum(3, _RESTATED * large)))
-    old_i, new_j, same = old_i[keep], new_j[keep], same[keep]
-    # each old turn's candidates, the latest first: the latest that qualifies wins
-    order = np.lexsort((-new_j, old_i))
-    out: dict[int, int] = {}
-    for i, j, in_thread in zip(old_i[order].tolist(), new_j[order].tolist(), same[order].tolist()):
-        old_id = convo[i].memory_id
-        if old_id in out:
-            continue
-        if in_thread:
-            out[old_id] = convo[j].memory_id
-            continue
-        o_stems, n_stems = meta[old_id][3], meta[convo[j].memory_id][3]
-        if len(o_stems & n_stems) >= max(3, _RESTATED * max(len(o_stems), len(n_stems))):
-            out[old_id] = convo[j].memory_id
     return out
 
 

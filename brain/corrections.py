@@ -1,0 +1,156 @@
+"""Which conversation turns a later turn restates: decided when a turn is written, read by rank.
+
+A later turn about the same things, saying nearly the same, corrects an earlier one (a
+message sent again with the count fixed, a note rewritten): a recall shows the newer
+first and marks the older as an earlier value. In one thread nearly the same meaning is
+enough. Across threads, something both name (who sent them is not enough: one person's
+turns are not all about one thing) and most of the words of both said again: small talk
+("thanks, Mel!") embeds close to other small talk without restating anything, and a
+short reply's few words fit inside many a longer turn that says something else.
+
+Whether one turn restates another depends only on the two turns (their time, thread,
+the entities they name, their words and their vectors), so it is decided once, when the
+second of the two is written, and kept as a pair in `corrections`. A recall then reads,
+for each candidate turn, the correctors among its own candidates (rank's candidates
+statement), instead of fetching every candidate's vector and comparing them: 0.5 ms of
+LoCoMo's candidates statement and 1.2 ms of rank's Python a recall. Who may see either
+turn is the read path's business: a pair is used only when the asker sees both.
+
+Records are not compared: a re-synced record's older version is marked by its ref key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from brain import text as tx
+from brain.db import vectors_from_wire
+
+SIMILAR = 0.88     # cosine similarity (e5 vectors are unit length) of a restatement
+RESTATED = 0.5     # share of the longer turn's word stems two turns in different threads must share
+_MARGIN = 1e-3     # the store's own inner product only preselects: numpy decides (see below)
+
+
+@dataclass(frozen=True)
+class Turn:
+    memory_id: int
+    occurred_at: datetime
+    thread: str | None
+    names: frozenset[int]       # entities it names in any role but sender
+    stems: frozenset[str]       # tx.stems of its text
+
+
+def restates(older: Turn, newer: Turn, similarity: float) -> bool:
+    """Whether `newer` corrects `older`, given their vectors' similarity."""
+    if not newer.occurred_at > older.occurred_at or similarity < SIMILAR:
+        return False
+    if older.thread is not None and older.thread == newer.thread:
+        return True
+    if not older.names & newer.names:
+        return False
+    return len(older.stems & newer.stems) >= max(3, RESTATED * max(len(older.stems), len(newer.stems)))
+
+
+def similarities(one: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """Each row of `others` against `one`, row by row (no matrix product: it would hand the
+    work to BLAS threads, which spin for ~100 ms after and take a core from the next
+    embedding). float32 throughout, as the vectors are stored."""
+    return np.einsum("ij,ij->i", np.repeat(one[None, :], len(others), axis=0), others)
+
+
+# A turn and the turns it could restate or be restated by: the same thread, or naming
+# something it names; a different time; nearly the same meaning (by the store's inner
+# product, with a margin: the decision is numpy's, on the same float32 vectors, so it
+# does not hang on two implementations' rounding). A backfill passes `below`, the turn's
+# own id, so that each pair is looked at once.
+_NEIGHBOURS_SQL = """
+WITH me AS (
+    SELECT m.memory_id, m.occurred_at, m.attrs->>'thread' AS thread, m.embedding
+      FROM memories m
+     WHERE m.workspace_id = %(ws)s AND m.memory_id = %(id)s AND m.origin <> 'record'
+), near AS (
+    SELECT t.memory_id FROM memories t, me
+     WHERE t.workspace_id = %(ws)s AND t.attrs->>'thread' = me.thread
+    UNION
+    -- (a turn names things 'about' or 'mention'; a company's records, which name it
+    -- 'subject' or 'link' by the thousand, are skipped on the index)
+    SELECT b.memory_id
+      FROM memory_entities a
+      JOIN memory_entities b ON b.workspace_id = a.workspace_id AND b.entity_id = a.entity_id
+                            AND b.role IN ('about', 'mention')
+     WHERE a.workspace_id = %(ws)s AND a.memory_id = %(id)s AND a.role <> 'from'
+)
+SELECT x.memory_id, x.occurred_at, x.attrs->>'thread', x.text, vector_send(x.embedding),
+       ARRAY(SELECT e.entity_id FROM memory_entities e
+              WHERE e.workspace_id = x.workspace_id AND e.memory_id = x.memory_id AND e.role <> 'from')
+  FROM me JOIN memories x ON x.workspace_id = %(ws)s
+ WHERE x.memory_id IN (SELECT memory_id FROM near UNION ALL SELECT me.memory_id)
+   AND x.origin <> 'record'
+   AND (x.memory_id = me.memory_id
+        OR (x.memory_id < %(below)s::bigint AND x.occurred_at <> me.occurred_at
+            AND (x.embedding <#> me.embedding) <= %(bound)s))
+ ORDER BY x.memory_id = me.memory_id DESC, x.memory_id"""
+
+
+_EVERY = 2**62
+
+
+def find(conn: psycopg.Connection[Any], workspace: str, memory_id: int,
+         below: int = _EVERY) -> list[tuple[int, int, datetime]]:
+    """The pairs (older id, newer id, newer's time) between turn `memory_id` and the other
+    turns this transaction sees (those with ids below `below`)."""
+    rows = conn.execute(_NEIGHBOURS_SQL, {"ws": workspace, "id": memory_id, "below": below,
+                                          "bound": -(SIMILAR - _MARGIN)}, binary=True).fetchall()
+    if len(rows) < 2 or rows[0][0] != memory_id:
+        return []   # a record, or nothing near it
+    vectors = vectors_from_wire([r[4] for r in rows])
+    sims = similarities(vectors[0], vectors[1:])
+    turns = [Turn(int(r[0]), r[1], r[2], frozenset(r[5] or ()), frozenset(tx.stems(r[3]))) for r in rows]
+    me = turns[0]
+    pairs = []
+    for other, sim in zip(turns[1:], sims.tolist()):
+        older, newer = (other, me) if other.occurred_at < me.occurred_at else (me, other)
+        if restates(older, newer, sim):
+            pairs.append((older.memory_id, newer.memory_id, newer.occurred_at))
+    return pairs
+
+
+def _store(conn: psycopg.Connection[Any], workspace: str, pairs: Sequence[tuple[int, int, datetime]]) -> None:
+    if pairs:
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO corrections (workspace_id, older_id, newer_id, newer_at)"
+                            " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            [(workspace, o, n, at) for o, n, at in pairs])
+
+
+def record(conn: psycopg.Connection[Any], workspace: str, memory_ids: Iterable[int]) -> int:
+    """Find and keep the pairs of turns just written (in this transaction, links included)
+    with every other turn. Writers to one workspace take turns here until they commit, so
+    two turns written at once still meet: the one that comes second sees the first, whose
+    id may be higher or lower than its own."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{workspace}|corrections",))
+    n = 0
+    for mid in memory_ids:
+        pairs = find(conn, workspace, mid)
+        _store(conn, workspace, pairs)
+        n += len(pairs)
+    return n
+
+
+def backfill(conn: psycopg.Connection[Any]) -> int:
+    """Every workspace's pairs, as if each turn had been written in id order (the data step
+    of migration 019, for stores written before it). Returns the pairs found."""
+    n = 0
+    turns = conn.execute("SELECT workspace_id, memory_id FROM memories WHERE origin <> 'record'"
+                         " ORDER BY workspace_id, memory_id").fetchall()
+    for ws, mid in turns:
+        pairs = find(conn, ws, int(mid), below=int(mid))
+        _store(conn, ws, pairs)
+        n += len(pairs)
+    return n

@@ -126,3 +126,16 @@ def test_a_turn_written_before_the_turn_it_restates_still_pairs(fresh_store: Sto
     assert [(o, n) for o, n, _ in pairs] == [(earlier.memory_id, later.memory_id)]
     assert (pairs[0][2],) == later_at
     assert other.memory_id not in {p[1] for p in pairs}
+
+
+def test_a_message_has_one_sender(demo_store: Store) -> None:
+    # rank joins a turn to its sender directly (sql/020): a second sender is refused
+    # (in a transaction rolled back: the demo store is shared)
+    with psycopg.connect(demo_store.admin_uri) as conn:
+        mid, sender = conn.execute("SELECT memory_id, entity_id FROM memory_entities WHERE role = 'from'"
+                                   " ORDER BY memory_id LIMIT 1").fetchone()
+        other = conn.execute("SELECT entity_id FROM entities WHERE entity_id <> %s ORDER BY entity_id LIMIT 1",
+                             (sender,)).fetchone()[0]
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            conn.execute("INSERT INTO memory_entities SELECT workspace_id, memory_id, %s, 'from'"
+                         " FROM memory_entities WHERE memory_id = %s AND role = 'from'", (other, mid))

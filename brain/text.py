@@ -510,6 +510,10 @@ _EN_MONTHS = ("january february march april may june july august september octob
               "december").split()
 _MONTHS: tuple[tuple[str, int], ...] = tuple(
     (fold(name), m + 1) for names in (_TR_MONTHS, _EN_MONTHS) for m, name in enumerate(names))
+# The month names by their first three letters (every name has three), in _MONTHS' order:
+# a question's every word is tried as a month, and most share no first three with any.
+_MONTHS_BY_HEAD: dict[str, tuple[tuple[str, int], ...]] = {
+    head: tuple(nm for nm in _MONTHS if nm[0][:3] == head) for head in {name[:3] for name, _ in _MONTHS}}
 # Endings a month name takes in a time phrase ("eylülde", "ekimdeki", "martın", "kasıma").
 # Possessive forms are absent on purpose: "aralığı" is "its range", not December.
 _MONTH_SUFFIXES = frozenset(["", *(fold(s) for s in (
@@ -680,7 +684,7 @@ def parse_period(question: str, now: datetime) -> Period | None:
 
 def _month_in(ftoks: list[str], i: int) -> int | None:
     tok = ftoks[i]
-    for name, month in _MONTHS:
+    for name, month in _MONTHS_BY_HEAD.get(tok[:3], ()):
         if tok.startswith(name) and tok[len(name):] in _MONTH_SUFFIXES:
             if name == "may":
                 near = {ftoks[k] for k in (i - 1,) if k >= 0}

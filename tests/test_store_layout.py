@@ -49,6 +49,41 @@ def test_rule_judges_every_row_as_the_original(demo_store: Store, demo_lines, mo
         assert visible == {mid for mid, _, old in rows if old is None}, member
 
 
+@pytest.mark.parametrize("moment", [NOW, datetime(2025, 1, 1, tzinfo=timezone.utc)])
+def test_an_entitys_visible_turns_are_its_visible_turns(demo_store: Store, demo_lines, moment: datetime) -> None:  # type: ignore[no-untyped-def]
+    # rank counts and ranks an anchor's turns from their narrow copies (sql/021): for every
+    # asker and moment, the copies the rule lets through are exactly the turns it lets through
+    seen = []
+    for member in _askers(demo_lines):
+        with demo_store.bound(WS, member=member, now=moment, readonly=True) as (conn, _):
+            copied = set(conn.execute("SELECT entity_id, memory_id FROM visible_entity_turns").fetchall())
+            joined = set(conn.execute(
+                "SELECT me.entity_id, me.memory_id FROM memory_entities me JOIN visible_memories m"
+                " USING (workspace_id, memory_id)"
+                " WHERE me.role IN ('about', 'from', 'mention') AND m.origin <> 'record'").fetchall())
+            everything = conn.execute("SELECT count(*) FROM entity_turns").fetchone()[0]
+        assert copied == joined, (member, sorted(copied ^ joined)[:5])
+        seen.append(len(joined))
+    # the askers see different parts, some none and none all: the comparison has teeth
+    assert len(set(seen)) > 2 and min(seen) < max(seen) < everything, seen
+
+
+def test_an_entitys_turns_follow_their_memory(demo_store: Store) -> None:
+    # the copies follow a change to the memory (a supersede, a new expiry) and go with it
+    with psycopg.connect(demo_store.admin_uri) as conn:
+        mid = conn.execute("SELECT memory_id FROM entity_turns WHERE workspace_id = %s AND superseded_by IS NULL"
+                           " ORDER BY memory_id LIMIT 1", (WS,)).fetchone()[0]
+        other = conn.execute("SELECT max(memory_id) FROM memories WHERE workspace_id = %s", (WS,)).fetchone()[0]
+        conn.execute("UPDATE memories SET superseded_by = %s, expires_at = %s WHERE workspace_id = %s"
+                     " AND memory_id = %s", (other, NOW, WS, mid))
+        assert set(conn.execute("SELECT superseded_by, expires_at FROM entity_turns WHERE workspace_id = %s"
+                                " AND memory_id = %s", (WS, mid)).fetchall()) == {(other, NOW)}
+        conn.execute("DELETE FROM memory_entities WHERE workspace_id = %s AND memory_id = %s", (WS, mid))
+        assert conn.execute("SELECT count(*) FROM entity_turns WHERE workspace_id = %s AND memory_id = %s",
+                            (WS, mid)).fetchone() == (0,)
+        conn.rollback()
+
+
 def test_rule_reads_the_binding_once_per_statement(demo_store: Store) -> None:
     with demo_store.bound(WS, member=None, now=NOW, readonly=True) as (conn, _):
         plan = json.dumps(conn.execute("EXPLAIN (FORMAT JSON, VERBOSE) SELECT memory_id FROM visible_memories"

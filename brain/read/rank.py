@@ -109,25 +109,20 @@ SELECT * FROM (
        CROSS JOIN LATERAL (
            SELECT y.memory_id, y.n
              FROM (
-               -- the memories as one id array: one index scan reads them all (a join looked
-               -- each up on its own, 2.2 of 4.4 ms for a speaker named in 451 turns), and a
-               -- turn naming the anchor twice (sender and mention) counts once. Whether a
-               -- turn holds a query word comes from the text index (testing each turn's
-               -- text vector cost ~2 us a turn), and the rows kept to be counted and ordered
-               -- are narrow: 2.5 -> 2.1 ms for a party to a conversation (LoCoMo). (Every
-               -- row here came through the visibility rule; the index only says which hold
-               -- a word.)
-               SELECT m.memory_id, m.occurred_at, count(*) OVER () AS n,
-                      m.memory_id IN (SELECT t.memory_id FROM memories t
-                                       WHERE t.workspace_id = %(ws)s AND t.fts @@ %(tsq)s::tsquery) AS hit
-                 FROM visible_memories m
-                WHERE m.workspace_id = %(ws)s AND m.origin <> 'record'
-                  AND m.memory_id = ANY (ARRAY(SELECT me.memory_id FROM memory_entities me
-                                                WHERE me.workspace_id = %(ws)s AND me.entity_id = a.entity_id
-                                                  AND me.role IN ('about', 'from', 'mention')))) y
-            -- only a turn that holds a word of the query is ranked by ts_rank
-            ORDER BY CASE WHEN y.hit THEN (SELECT ts_rank(t.fts, %(tsq)s::tsquery) FROM memories t
-                                            WHERE t.workspace_id = %(ws)s AND t.memory_id = y.memory_id)
+               -- the anchor's turns, judged and counted from their narrow copies (sql/021:
+               -- a party to a conversation is named in hundreds); a turn naming the anchor
+               -- twice (sender and mention) is one row. Whether a turn holds a query word
+               -- comes from the text index (testing each turn's text vector cost ~2 us a
+               -- turn). LoCoMo, this part: 2.5 -> 1.5 ms.
+               SELECT t.memory_id, t.occurred_at, count(*) OVER () AS n,
+                      t.memory_id IN (SELECT h.memory_id FROM memories h
+                                       WHERE h.workspace_id = %(ws)s AND h.fts @@ %(tsq)s::tsquery) AS hit
+                 FROM visible_entity_turns t
+                WHERE t.workspace_id = %(ws)s AND t.entity_id = a.entity_id) y
+            -- only a turn that holds a word of the query is ranked by ts_rank (it is
+            -- visible: its row came through the rule above)
+            ORDER BY CASE WHEN y.hit THEN (SELECT ts_rank(m.fts, %(tsq)s::tsquery) FROM memories m
+                                            WHERE m.workspace_id = %(ws)s AND m.memory_id = y.memory_id)
                           ELSE 0 END DESC,
                      y.occurred_at DESC, y.memory_id DESC
             LIMIT 8) x)

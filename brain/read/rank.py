@@ -81,9 +81,12 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
            (SELECT c.memory_id FROM visible_memories c
              WHERE c.workspace_id = m.workspace_id AND c.ref_key = m.ref_key AND c.valid_to IS NULL
              LIMIT 1) END AS current_version,
-       (SELECT array_agg(n.seed) FROM near n WHERE n.memory_id = m.memory_id) AS beside
+       bs.seeds AS beside
   FROM visible_memories m
   LEFT JOIN restated rs ON rs.older_id = m.memory_id
+  -- the seeds a row sits beside, grouped once (a subquery per row cost ~0.3 ms on LoCoMo)
+  LEFT JOIN (SELECT n.memory_id, array_agg(n.seed ORDER BY n.seed) AS seeds FROM near n GROUP BY 1) bs
+         ON bs.memory_id = m.memory_id
   -- who sent it (one sender at most: sql/020)
   LEFT JOIN memory_entities mf ON mf.workspace_id = m.workspace_id AND mf.memory_id = m.memory_id AND mf.role = 'from'
   LEFT JOIN entities se ON se.workspace_id = mf.workspace_id AND se.entity_id = mf.entity_id

@@ -21,6 +21,7 @@ Records are not compared: a re-synced record's older version is marked by its re
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -149,6 +150,9 @@ def backfill(conn: psycopg.Connection[Any]) -> int:
     n = 0
     turns = conn.execute("SELECT workspace_id, memory_id FROM memories WHERE origin <> 'record'"
                          " ORDER BY workspace_id, memory_id").fetchall()
+    if len(turns) > 2000:   # ~2 ms a turn: say why the store is slow to open, this once
+        print(f"brain: finding restated turns among {len(turns):,} conversation turns "
+              "(a one-time step of migration 019)...", file=sys.stderr, flush=True)
     for ws, mid in turns:
         pairs = find(conn, ws, int(mid), below=int(mid))
         _store(conn, ws, pairs)

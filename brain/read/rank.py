@@ -208,7 +208,7 @@ def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, rec
 
     # Only the read path proper looks beside its hits; the plain baselines stay plain.
     seeds = [h.memory_id for h in recall.fused[: cfg.beside_seeds]] if graph_mode else []
-    # binary: the vectors come back as raw floats, not text for Python to parse
+    # binary: ids, times and numbers come back as values, not text for Python to parse
     rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": IntArray(why), "qv": qvec, "seeds": IntArray(seeds),
                                          "width": cfg.beside_width}, binary=True).fetchall() if why else []
     q_stems = q.stems

@@ -21,6 +21,7 @@ Records are not compared: a re-synced record's older version is marked by its re
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -76,8 +77,10 @@ WITH me AS (
       FROM memories m
      WHERE m.workspace_id = %(ws)s AND m.memory_id = %(id)s AND m.origin <> 'record'
 ), near AS (
-    SELECT t.memory_id FROM memories t, me
-     WHERE t.workspace_id = %(ws)s AND t.attrs->>'thread' = me.thread
+    -- (the thread column and a value: its index serves under row-level security, see
+    -- sql/022, where a join or attrs->>'thread' read every memory of the workspace)
+    SELECT t.memory_id FROM memories t
+     WHERE t.workspace_id = %(ws)s AND t.thread = (SELECT me.thread FROM me)
     UNION
     -- (a turn names things 'about' or 'mention'; a company's records, which name it
     -- 'subject' or 'link' by the thousand, are skipped on the index)
@@ -112,14 +115,25 @@ def find(conn: psycopg.Connection[Any], workspace: str, memory_id: int,
         return []   # a record, or nothing near it
     vectors = vectors_from_wire([r[4] for r in rows])
     sims = similarities(vectors[0], vectors[1:])
-    turns = [Turn(int(r[0]), r[1], r[2], frozenset(r[5] or ()), frozenset(tx.stems(r[3]))) for r in rows]
-    me = turns[0]
+    me = _turn(rows[0])
     pairs = []
-    for other, sim in zip(turns[1:], sims.tolist()):
+    for row, sim in zip(rows[1:], sims.tolist()):
+        if sim < SIMILAR:   # (the store's preselection has a margin)
+            continue
+        other = _turn(row)
         older, newer = (other, me) if other.occurred_at < me.occurred_at else (me, other)
         if restates(older, newer, sim):
             pairs.append((older.memory_id, newer.memory_id, newer.occurred_at))
     return pairs
+
+
+def _turn(row: Any) -> Turn:
+    return Turn(int(row[0]), row[1], row[2], frozenset(row[5] or ()), _stems(row[3]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(tx.stems(text))
 
 
 def _store(conn: psycopg.Connection[Any], workspace: str, pairs: Sequence[tuple[int, int, datetime]]) -> None:

@@ -35,14 +35,14 @@ from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
 # no extra round trip; `beside` lists the seeds a row sits next to.
 CANDIDATES_SQL = """
 WITH seed AS (
-    SELECT s.memory_id, s.attrs->>'thread' AS thread, s.occurred_at
+    SELECT s.memory_id, s.thread, s.occurred_at
       FROM visible_memories s
-     WHERE s.workspace_id = %(ws)s AND s.memory_id = ANY(%(seeds)s) AND s.attrs ? 'thread'
+     WHERE s.workspace_id = %(ws)s AND s.memory_id = ANY(%(seeds)s) AND s.thread IS NOT NULL
 ), near AS (
     SELECT s.memory_id AS seed, b.memory_id
       FROM seed s CROSS JOIN LATERAL (
           SELECT b.memory_id FROM visible_memories b
-           WHERE b.workspace_id = %(ws)s AND b.attrs->>'thread' = s.thread
+           WHERE b.workspace_id = %(ws)s AND b.thread = s.thread
              AND b.occurred_at >= s.occurred_at - interval '1 day'
              AND (b.occurred_at, b.memory_id) < (s.occurred_at, s.memory_id)
            ORDER BY b.occurred_at DESC, b.memory_id DESC
@@ -51,7 +51,7 @@ WITH seed AS (
     SELECT s.memory_id, a.memory_id
       FROM seed s CROSS JOIN LATERAL (
           SELECT a.memory_id FROM visible_memories a
-           WHERE a.workspace_id = %(ws)s AND a.attrs->>'thread' = s.thread
+           WHERE a.workspace_id = %(ws)s AND a.thread = s.thread
              AND a.occurred_at <= s.occurred_at + interval '1 day'
              AND (a.occurred_at, a.memory_id) > (s.occurred_at, s.memory_id)
            ORDER BY a.occurred_at, a.memory_id

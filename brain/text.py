@@ -21,7 +21,7 @@ from typing import Generic, TypeVar
 __all__ = [
     "ATTRIBUTE_WORDS", "CODE_RE", "KIND_WORDS", "NameIndex", "Period", "STOPWORDS", "TRIGRAM_DIM",
     "codes", "expand_terms", "find_mentions", "fold", "kinds_in", "normalize_for_search",
-    "parse_period", "stem_candidates", "stems", "tr_lower", "trigram_similarity", "trigrams", "words",
+    "parse_period", "stem_candidates", "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "words",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -303,6 +303,13 @@ def stems(s: str) -> set[str]:
         if st is not None:
             out.add(st)
     return out
+
+
+@lru_cache(maxsize=50_000)
+def stem_set(s: str) -> frozenset[str]:
+    """stems(s), frozen and kept per process: a store's texts are ranked (and compared when
+    written) again and again."""
+    return frozenset(stems(s))
 
 
 @lru_cache(maxsize=131072)

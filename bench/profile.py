@@ -24,26 +24,33 @@ from typing import Any
 STEPS = ("visibility", "anchors", "recall", "paths", "rank", "compact")
 
 
-PIPELINE = "(a pipeline: the server CPU of the statements sent in it, together)"
+PIPELINE = "(a read's pipelined statements: their server CPU, together)"
 
 
 @contextmanager
 def statement_times() -> Iterator[tuple[dict[str, list[float]], dict[str, list[float]]]]:
     """Time every statement a connection runs, and the CPU its server process spent on it
-    (psycopg has no hook for it: the class's execute is wrapped for the duration, and put
-    back after). A statement sent in a pipeline returns before the server has run it:
-    those count the time to send and, with their rows, to read; the server's CPU is then
-    counted for the pipeline as a whole, under PIPELINE. Server CPU comes from Linux's
-    /proc/<pid>/schedstat (the embedded server, or any on this machine), in ns."""
+    (neither psycopg nor brain.wire has a hook for it: their classes' methods are wrapped
+    for the duration, and put back after). The read path's statements are pipelined
+    (brain.wire.Reader): each counts the time to send it and the time its rows were waited
+    for, and the server's CPU is counted for a read's pipelined statements together, under
+    PIPELINE. Other statements (psycopg's) count their whole exchange and their own server
+    CPU. Server CPU comes from Linux's /proc/<pid>/schedstat (the embedded server, or any
+    on this machine), in ns."""
     import psycopg
+
+    from brain import wire
 
     times: dict[str, list[float]] = defaultdict(list)
     server: dict[str, list[float]] = defaultdict(list)
-    original, original_pipeline = psycopg.Connection.execute, psycopg.Connection.pipeline
+    original = psycopg.Connection.execute
+    send, wait = wire.Reader.execute, wire._Result._wait
+    enter, leave = wire.Reader.__enter__, wire.Reader.__exit__
+    labels: dict[int, str] = {}
+    started: dict[int, float | None] = {}
 
     def timed(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
-        piped = self.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF
-        cpu0 = None if piped else _server_cpu_ms(self.info.backend_pid)
+        cpu0 = _server_cpu_ms(self.info.backend_pid)
         t0 = time.perf_counter()
         try:
             return original(self, query, params, **kw)
@@ -54,22 +61,42 @@ def statement_times() -> Iterator[tuple[dict[str, list[float]], dict[str, list[f
             if cpu0 is not None and cpu1 is not None:
                 server[first].append(cpu1 - cpu0)
 
-    @contextmanager
-    def pipeline(self: Any) -> Iterator[Any]:
-        cpu0 = _server_cpu_ms(self.info.backend_pid)
-        with original_pipeline(self) as p:
-            yield p
-        cpu1 = _server_cpu_ms(self.info.backend_pid)
+    def sent(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        result = send(self, query, params, **kw)
+        label = labels[id(result)] = _label(query)
+        times[label].append((time.perf_counter() - t0) * 1000)
+        return result
+
+    def waited(self: Any) -> None:
+        t0 = time.perf_counter()
+        try:
+            wait(self)
+        finally:
+            label = labels.pop(id(self), None)
+            if label is not None:   # (its first wait: later ones find the rows read)
+                times[label][-1] += (time.perf_counter() - t0) * 1000
+
+    def entered(self: Any) -> Any:
+        started[id(self)] = _server_cpu_ms(self.conn.info.backend_pid)
+        return enter(self)
+
+    def left(self: Any, *exc: Any) -> None:
+        pid = self.conn.info.backend_pid
+        leave(self, *exc)
+        cpu0, cpu1 = started.pop(id(self), None), _server_cpu_ms(pid)
         if cpu0 is not None and cpu1 is not None:
             server[PIPELINE].append(cpu1 - cpu0)
 
     psycopg.Connection.execute = timed  # type: ignore[method-assign]
-    psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign,assignment]
+    wire.Reader.execute, wire._Result._wait = sent, waited  # type: ignore[method-assign]
+    wire.Reader.__enter__, wire.Reader.__exit__ = entered, left  # type: ignore[method-assign]
     try:
         yield times, server
     finally:
         psycopg.Connection.execute = original  # type: ignore[method-assign]
-        psycopg.Connection.pipeline = original_pipeline  # type: ignore[method-assign]
+        wire.Reader.execute, wire._Result._wait = send, wait  # type: ignore[method-assign]
+        wire.Reader.__enter__, wire.Reader.__exit__ = enter, leave  # type: ignore[method-assign]
 
 
 def _server_cpu_ms(pid: int) -> float | None:

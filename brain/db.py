@@ -16,7 +16,7 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +29,7 @@ from psycopg._encodings import conn_encoding
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from brain import cores
+from brain import cores, wire
 from brain.errors import BrainError, DatabaseUnavailable, EmbedderMismatch, MissingExtension
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
@@ -289,6 +289,12 @@ _ARRAY_DUMPERS = [(IntArray, _array_dumper(IntArray, "int8", lambda v: str(int(v
 _BEGIN_READ = b"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT modules, relations FROM brain_bind_read(%b)"
 
 
+# The same, for a pipelined read (Store.pipelined_read): two statements, the binding's
+# values as parameters.
+_BEGIN_READ_ONLY = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+_BIND_READ = "SELECT modules, relations FROM brain_bind_read(%s, %s, %s)"
+
+
 def _begin_read(conn: psycopg.Connection[Any], workspace: str, member: str | None, now: datetime | None) -> bytes:
     """_BEGIN_READ with its three values quoted by libpq (PQescapeLiteral, for the
     connection's encoding). psycopg's sql.Literal composition took 0.21 ms a read for the
@@ -486,6 +492,46 @@ class Store:
         its statements (REPEATABLE READ): the six steps of a recall agree with each other
         even while a writer commits between them.
         """
+        with self._read_connection() as conn:
+            # (the values are quoted here, by libpq: a message of more than one
+            # statement cannot carry parameters)
+            cur = conn.execute(_begin_read(conn, workspace, member, now), prepare=False)
+            cur.nextset()   # past BEGIN's result, to the binding's row
+            row = cur.fetchone()
+            assert row is not None   # the function returns one row
+            mods, relations = row
+            yield conn, Binding(workspace, member, now, tuple(mods), relations)
+
+    @contextlib.contextmanager
+    def pipelined_read(self, workspace: str, *, member: str | None = None,
+                       now: datetime | None = None) -> Iterator[tuple[wire.Reader, Callable[[], Binding]]]:
+        """A read-only transaction, as `bound(readonly=True)`, whose statements all go
+        through libpq's pipeline (brain.wire): its BEGIN and binding are sent, not waited
+        for, so the caller's first statements travel with them. Yields the reader and a
+        function that returns the binding (waiting for it the first time).
+
+        Raises wire.StatementsLost, having read nothing, when the connection's prepared
+        statements were dropped since its last read: asked again, it makes them anew.
+        """
+        with self._read_connection() as conn, wire.Reader(conn) as reader:
+            reader.execute(_BEGIN_READ_ONLY, prepare=False)
+            bound = reader.execute(_BIND_READ, (workspace, member, now))
+            got: list[Binding] = []
+
+            def binding() -> Binding:
+                if not got:
+                    row = bound.fetchone()
+                    assert row is not None   # the function returns one row
+                    got.append(Binding(workspace, member, now, tuple(row[0]), row[1]))
+                return got[0]
+
+            yield reader, binding
+
+    @contextlib.contextmanager
+    def _read_connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection for one read transaction that the caller begins: in
+        autocommit for the read's length (its statements begin and bind it), committed
+        at the end, rolled back on an error, handed back to the pool idle."""
         with wrap_db_errors(), self.pool.connection() as conn:
             conn.autocommit = True
             # A read is a string of short exchanges: where waking another core costs more than
@@ -497,22 +543,19 @@ class Store:
             t0 = time.perf_counter()
             try:
                 with same_core:
-                    # (the values are quoted here, by libpq: a message of more than one
-                    # statement cannot carry parameters)
-                    cur = conn.execute(_begin_read(conn, workspace, member, now), prepare=False)
-                    cur.nextset()   # past BEGIN's result, to the binding's row
-                    row = cur.fetchone()
-                    assert row is not None   # the function returns one row
-                    mods, relations = row
-                    yield conn, Binding(workspace, member, now, tuple(mods), relations)
+                    yield conn
                     conn.commit()
                 if timed:
                     self.cores.record(share, (time.perf_counter() - t0) * 1000)
             except BaseException:
-                # ended here, so that the pool gets the connection back idle
+                # ended here, so that the pool gets the connection back idle; by libpq, not
+                # psycopg's rollback(), which also drops every prepared statement of the
+                # connection (brain.wire's too): a read-only transaction made nothing that
+                # a plan could refer to
                 if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                    with contextlib.suppress(psycopg.Error):
-                        conn.rollback()
+                    conn.pgconn.exec_(b"ROLLBACK")
+                    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                        conn.close()   # (the pool replaces it)
                 raise
             finally:
                 if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:

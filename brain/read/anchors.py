@@ -12,7 +12,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
 from pgvector import SparseVector
 
 from brain import text as tx
@@ -20,6 +19,7 @@ from brain.db import IntArray, TextArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import Anchor, AnchorStep, Hit, Node
+from brain.wire import Executor, Rows
 
 _ENTITY_COLS = "e.entity_id, e.kind, e.key, e.name"
 # Every statement here orders its rows fully: which of two equally good matches anchors
@@ -89,14 +89,14 @@ class Lookups:
     """The exact lookups of step 1 (codes, names), sent before their rows are needed:
     what they ask depends on the question alone, so on a pipelined connection they run
     while the keyword query is read (see brain.read.run)."""
-    codes: psycopg.Cursor[Any] | None
-    names: psycopg.Cursor[Any] | None
+    codes: Rows | None
+    names: Rows | None
     coded: frozenset[int]                          # word positions that are record codes
     keys: dict[str, tuple[tuple[int, int], str]]   # name key -> (word span, exact | suffix)
     ms: float
 
 
-def send_lookups(conn: psycopg.Connection[Any], q: Question, *, workspace: str) -> Lookups:
+def send_lookups(conn: Executor, q: Question, *, workspace: str) -> Lookups:
     t0 = time.perf_counter()
     words = q.words
     codes = conn.execute(CODES_SQL, {"ws": workspace, "codes": TextArray(q.info.codes)}) if q.info.codes else None
@@ -117,7 +117,7 @@ def send_lookups(conn: psycopg.Connection[Any], q: Question, *, workspace: str) 
     return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000)
 
 
-def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, cfg: RecallConfig,
+def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConfig,
                  sent: Lookups | None = None) -> AnchorStep:
     """The entities the question names, each with how it matched and how sure it is
     (by meaning comes later, from the recalled memories: see `by_meaning`). `sent`: the
@@ -221,7 +221,7 @@ def find_anchors(conn: psycopg.Connection[Any], q: Question, *, workspace: str, 
     return AnchorStep(tuple(anchors), q.info.kinds, misses, sent.ms + (time.perf_counter() - t0) * 1000)
 
 
-def by_meaning(conn: psycopg.Connection[Any], step: AnchorStep, hits: tuple[Hit, ...], *, workspace: str,
+def by_meaning(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, workspace: str,
                cfg: RecallConfig) -> AnchorStep:
     """Last resort when the question names nothing: the entities behind the nearest
     memories (step 2's best hits), each less sure the further down it came."""

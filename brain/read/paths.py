@@ -13,13 +13,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
-
 from brain import text as tx
 from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import AnchorStep, Hop, Level, Node, Path, PathStep, RecallStep
+from brain.wire import Executor
 
 EDGES_SQL = """
 SELECT e.rel, e.src_id, e.dst_id, e.memory_id, e.valid_from,
@@ -58,7 +57,7 @@ def _rel_stems(rel: str) -> frozenset[str]:
     return frozenset(tx.stems(rel.replace("_", " ")))
 
 
-def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall: RecallStep, *,
+def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *,
          workspace: str, cfg: RecallConfig, relations: bool = True) -> PathStep:
     """Walk from the anchors; return the best paths and what the walk passed over.
 
@@ -70,20 +69,28 @@ def walk(conn: psycopg.Connection[Any], q: Question, anchors: AnchorStep, recall
     asked = set(q.kinds)
     # Entities that the best recalled memories are about: reaching them is a good sign.
     top_hits = [h.memory_id for h in recall.fused[:20]]
-    hit_bonus: dict[int, float] = {}
-    if top_hits and relations:
-        rank = {m: i for i, m in enumerate(top_hits)}
-        for mid, eid in conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": IntArray(top_hits)}):
-            hit_bonus[eid] = max(hit_bonus.get(eid, 0.0), 0.5 / (1 + rank[mid] / 5))
-
     reached: dict[int, _Reach] = {
         a.node.entity_id: _Reach(a.node, a.score, 0, None, None) for a in anchors.anchors}
-    covered = {r.node.kind for r in reached.values()} & asked
     frontier = list(reached)
+    # the first level's edges are asked for with the hits' entities, before either is
+    # read: on a pipelined connection (brain.wire) the two cost one wait
+    hit_rows = (conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": IntArray(top_hits)})
+                if top_hits and relations else None)
+    edges = conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(frontier)}) if relations else None
+    hit_bonus: dict[int, float] = {}
+    if hit_rows is not None:
+        rank = {m: i for i, m in enumerate(top_hits)}
+        for mid, eid in hit_rows:
+            hit_bonus[eid] = max(hit_bonus.get(eid, 0.0), 0.5 / (1 + rank[mid] / 5))
+
+    covered = {r.node.kind for r in reached.values()} & asked
     levels: list[Level] = []
     stopped = "max hops"
     for hop in range(1, cfg.max_hops + 1):
-        rows = conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(frontier)}).fetchall() if relations else []
+        if edges is None and relations:
+            edges = conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(frontier)})
+        rows = edges.fetchall() if edges is not None else []
+        edges = None
         groups: dict[tuple[int, str, bool], list[tuple[Any, bool]]] = {}
         front = set(frontier)
         for row in rows:

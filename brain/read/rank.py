@@ -18,13 +18,13 @@ import time
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from brain import text as tx
 from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
+from brain.wire import Executor
 
 # The candidates, and the turns beside the strongest recall hits ("seeds"): the few turns
 # just before and after each in its thread, the same day. An answer is often the reply to
@@ -149,7 +149,7 @@ _BESIDE_DECAY = 0.6   # the lift of a turn two steps from a hit, against one rig
 _ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its pull weakens
 
 
-def rank_facts(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, recall: RecallStep,
+def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep,
                anchors: AnchorStep, paths: PathStep, *, workspace: str, cfg: RecallConfig) -> RankStep:
     t0 = time.perf_counter()
     why: dict[int, list[str]] = {}

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from brain.db import FloatArray, TextArray, TsqueryArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import Hit, RecallStep
+from brain.wire import Executor, Rows
 
 # The question's words as a keyword query: each word its own Turkish-or-English query,
 # counted by its rarest lexeme per language (a code is a phrase: all parts must match)
@@ -142,13 +142,13 @@ class TextQuery:
 NO_TEXT_QUERY = TextQuery(None, (), (), ())
 
 
-def text_query(conn: psycopg.Connection[Any], q: Question, workspace: str) -> TextQuery:
+def text_query(conn: Executor, q: Question, workspace: str) -> TextQuery:
     """The question's keyword query, as the asker's readable modules weigh its words."""
     sent = _send_terms(conn, q, workspace)
     return _text_query(sent.fetchall()) if sent is not None else NO_TEXT_QUERY
 
 
-def _send_terms(conn: psycopg.Connection[Any], q: Question, workspace: str) -> psycopg.Cursor[Any] | None:
+def _send_terms(conn: Executor, q: Question, workspace: str) -> Rows | None:
     params = text_query_params(q, workspace)
     return conn.execute(TERMS_SQL, params) if params["terms"] else None
 
@@ -165,12 +165,12 @@ class PendingRecall:
     sends the keyword query's statement, `send` reads it and sends the fused one,
     `finish` reads the hits. Its elapsed ms count only this step's own moves."""
 
-    def __init__(self, conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
+    def __init__(self, conn: Executor, q: Question, qvec: np.ndarray, *, workspace: str,
                  cfg: RecallConfig) -> None:
         t0 = time.perf_counter()
         self.conn, self.qvec, self.workspace, self.cfg = conn, qvec, workspace, cfg
         self.terms = _send_terms(conn, q, workspace) if cfg.mode in ("hybrid", "keyword") else None
-        self.fused: psycopg.Cursor[Any] | None = None
+        self.fused: Rows | None = None
         self.tq = NO_TEXT_QUERY
         self.k_text = self.k_vec = 0
         self.ms = (time.perf_counter() - t0) * 1000
@@ -216,7 +216,7 @@ class PendingRecall:
                           tuple(hits), ms, self.tq.common)
 
 
-def start_recall(conn: psycopg.Connection[Any], q: Question, qvec: np.ndarray, *, workspace: str,
+def start_recall(conn: Executor, q: Question, qvec: np.ndarray, *, workspace: str,
                  cfg: RecallConfig) -> PendingRecall:
     """Both legs and their reciprocal-rank fusion, best first, from `.finish()` (which
     sends the fused statement itself if `.send()` was not called)."""

@@ -7,6 +7,8 @@ import time
 from dataclasses import replace
 from datetime import datetime, timezone
 
+import numpy as np
+
 from brain.db import Store, default_store
 from brain.embed import Embedder, get_embedder
 from brain.errors import UnknownWorkspace
@@ -14,11 +16,12 @@ from brain.read.anchors import by_meaning, find_anchors, send_lookups
 from brain.read.compact import compact
 from brain.read.config import HYBRID, RecallConfig
 from brain.read.paths import walk
-from brain.read.question import analyse
+from brain.read.question import Question, analyse
 from brain.read.rank import rank_facts
 from brain.read.recall import start_recall
-from brain.read.trace import AnchorStep, PathStep, Recall, Trace
+from brain.read.trace import AnchorStep, PathStep, RankStep, Recall, RecallStep, Trace, VisibilityStep
 from brain.read.visibility import visibility_step
+from brain.wire import StatementsLost
 
 
 def recall(question: str, *, workspace: str, member: str | None, now: datetime | None = None,
@@ -37,22 +40,44 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime |
     qvec = embedder.embed_query(question)
     embed_ms = (time.perf_counter() - t0) * 1000
     q = analyse(question, now)
+    for attempt in range(2):
+        try:
+            anchors, rec, paths, ranked, vis = _read(store, q, qvec, workspace=workspace, member=member, now=now,
+                                                     config=config)
+            break
+        except StatementsLost:
+            # psycopg dropped the connection's prepared statements (after a rollback):
+            # nothing was read, and the second time they are made anew
+            if attempt:
+                raise
+    packed = compact(anchors=anchors, paths=paths, rank=ranked, now=now, budget=config.budget,
+                     top_k=config.top_k)
+    context = "\n".join(line.text for line in packed.lines)
+    shown = {line.memory_id for line in packed.lines if line.memory_id is not None}
+    trace = Trace(q.info, vis, anchors, rec, paths, ranked, packed, embed_ms)
+    return Recall(question, workspace, member, now, config.name, context, packed.tokens,
+                  (time.perf_counter() - t_start) * 1000, trace,
+                  tuple(f for f in ranked.facts if f.memory_id in shown))
+
+
+def _read(store: Store, q: Question, qvec: np.ndarray, *, workspace: str, member: str | None, now: datetime,
+          config: RecallConfig) -> tuple[AnchorStep, RecallStep, PathStep, RankStep, VisibilityStep]:
+    """Steps 1-5 in one read-only transaction, every statement pipelined (brain.wire): it
+    is sent as soon as what it asks is known, and the server runs it while this process
+    works on earlier rows (one connection, one snapshot). The transaction's BEGIN and
+    binding travel with the keyword query and the exact name lookups, which depend on the
+    question alone; the fused legs run while the names are matched."""
     graph = config.mode == "hybrid" and not config.top_k
     t1 = time.perf_counter()
-    with store.bound(workspace, member=member, now=now, readonly=True) as (conn, binding):
+    with store.pipelined_read(workspace, member=member, now=now) as (conn, bound):
+        pending = start_recall(conn, q, qvec, workspace=workspace, cfg=config)
+        lookups = send_lookups(conn, q, workspace=workspace) if graph else None
+        binding = bound()
         vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
-        # Pipelined: a statement is sent as soon as what it asks is known, and the server
-        # runs it while this process works on earlier rows (one connection, one snapshot).
-        # The keyword query and the exact name lookups depend on the question alone; the
-        # fused legs run while the names are matched. Only here: psycopg's pipeline costs
-        # more per statement than it saves where nothing overlaps.
-        with conn.pipeline():
-            pending = start_recall(conn, q, qvec, workspace=workspace, cfg=config)
-            lookups = send_lookups(conn, q, workspace=workspace) if graph else None
-            pending.send()
-            if graph:
-                anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
-            rec = pending.finish()
+        pending.send()
+        if graph:
+            anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
+        rec = pending.finish()
         # Only an empty recall pays for telling "no such workspace" from "nothing visible".
         if not rec.fused and conn.execute("SELECT 1 FROM workspaces WHERE workspace_id = %s",
                                           (workspace,)).fetchone() is None:
@@ -64,11 +89,4 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime |
             anchors = AnchorStep((), q.info.kinds, (), 0.0)
             paths = PathStep((), {}, (), 0, "not in this mode", 0.0)
         ranked = rank_facts(conn, q, qvec, rec, anchors, paths, workspace=workspace, cfg=config)
-    packed = compact(anchors=anchors, paths=paths, rank=ranked, now=now, budget=config.budget,
-                     top_k=config.top_k)
-    context = "\n".join(line.text for line in packed.lines)
-    shown = {line.memory_id for line in packed.lines if line.memory_id is not None}
-    trace = Trace(q.info, vis, anchors, rec, paths, ranked, packed, embed_ms)
-    return Recall(question, workspace, member, now, config.name, context, packed.tokens,
-                  (time.perf_counter() - t_start) * 1000, trace,
-                  tuple(f for f in ranked.facts if f.memory_id in shown))
+    return anchors, rec, paths, ranked, vis

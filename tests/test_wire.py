@@ -1,0 +1,175 @@
+"""brain.wire: the read path's statements on libpq's pipeline, against the real server.
+
+It must read exactly what psycopg reads, keep a read one bound, read-only snapshot, leave
+its connection idle whatever happens, and survive psycopg dropping its prepared
+statements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import psycopg
+import pytest
+
+from brain import wire
+from brain.db import Store
+from brain.read import recall
+from brain.write import Writer
+from fixtures.business import NOW as _NOW
+from tests.test_store import count, record, writer  # noqa: F401 (writer: a fixture)
+
+NOW = datetime.fromisoformat(_NOW).replace(tzinfo=timezone.utc)
+QUESTIONS = ["SO-1010 siparişiyle ilgili müşteri ne bildirdi?", "Ağaoğlu Yapı'nın vergi numarası nedir?",
+             "Has the invoice for the last order of Baysal Tekstil been paid?", "Eylülde hangi şikayetler açıldı?"]
+
+
+@pytest.fixture
+def store(demo_store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
+    """The demo business through a pool of one connection: each read meets the
+    statements the one before prepared (or lost)."""
+    monkeypatch.setenv("BRAIN_POOL_SIZE", "1")
+    one = Store(demo_store.admin_uri, demo_store.app_uri)
+    yield one
+    one.close()
+
+
+def _idle(store: Store) -> None:
+    with store.pool.connection() as conn:
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert conn.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF
+        assert conn.autocommit is False
+        assert conn.execute("SELECT current_setting('brain.workspace', true)").fetchone() in (("",), (None,))
+        conn.commit()   # (not rollback(): psycopg's drops every prepared statement)
+
+
+def test_placeholders_become_numbered_parameters() -> None:
+    """psycopg's syntax, as the steps write it: a name used twice is one parameter, %% is
+    a percent sign. (Fails if a repeated name is sent twice or %% reaches the server.)"""
+    text, order = wire._convert("SELECT %(a)s, %(b)s, %(a)s, '5%%'")
+    assert text == b"SELECT $1, $2, $1, '5%'" and order == ("a", "b")
+    text, order = wire._convert("SELECT %s, %s")
+    assert text == b"SELECT $1, $2" and order == (0, 1)
+
+
+def test_the_wire_reads_what_psycopg_reads(store: Store, embedder: Any) -> None:
+    """Every statement of real recalls, sent again through psycopg in a read bound the same
+    way, gives the same rows, with the same Python types. (Fails if a parameter is dumped
+    as another type or bound to another placeholder, or rows come back out of order.)"""
+    sent: list[tuple[str, Any, bool]] = []
+    original = wire.Reader.execute
+
+    def capture(self: wire.Reader, query: str, params: Any = None, **kw: Any) -> Any:
+        sent.append((query, params, kw.get("binary", False)))
+        return original(self, query, params, **kw)
+
+    wire.Reader.execute = capture  # type: ignore[method-assign]
+    try:
+        got = {q: recall(q, workspace="acme-tr", member="u-emre", now=NOW, store=store, embedder=embedder)
+               for q in QUESTIONS}
+    finally:
+        wire.Reader.execute = original  # type: ignore[method-assign]
+    assert all(r.context for r in got.values())
+    statements = [s for s in sent if "brain_bind_read" not in s[0] and not s[0].startswith("BEGIN")]
+    assert len({s[0] for s in statements}) >= 8   # terms, lookups, fused, edges, node facts, candidates, ...
+    for query, params, binary in statements:
+        with store.pipelined_read("acme-tr", member="u-emre", now=NOW) as (reader, _):
+            ours = reader.execute(query, params, binary=binary).fetchall()
+        with store.bound("acme-tr", member="u-emre", now=NOW, readonly=True) as (conn, _):
+            theirs = conn.execute(query, params, binary=binary).fetchall()
+        assert ours == theirs, query
+        assert [[type(v) for v in row] for row in ours] == [[type(v) for v in row] for row in theirs]
+
+
+def test_a_pipelined_read_is_one_bound_read_only_snapshot(writer: Writer) -> None:
+    """As Store.bound(readonly=True): the binding exactly as given (quotes, backslashes,
+    non-ASCII, a time zone), read only, one snapshot while a writer commits, and the
+    connection back idle. (Fails if BEGIN loses its options or the binding a value.)"""
+    from brain.format import parse_line
+
+    store = writer.store
+    writer.write(parse_line(record("a", "SO-1", sync_id="s-a")))
+    now = datetime(2026, 9, 1, 12, 30, 15, 123456, tzinfo=timezone(timedelta(hours=3)))
+    for ws, member, when in (("a", "o'brien \\ ç", now), ("a", None, None)):
+        with store.pipelined_read(ws, member=member, now=when) as (reader, bound):
+            settings = reader.execute("SELECT current_setting('brain.workspace'), current_setting('brain.member'),"
+                                      " current_setting('brain.now')::timestamptz, now()")
+            first = reader.execute("SELECT count(*) FROM memories")
+            assert bound().workspace == ws and bound().relations is True
+            got = settings.fetchone()
+            assert got[:2] == (ws, member or "") and got[2] == (when or got[3])
+            assert reader.execute("SHOW transaction_isolation").fetchone() == ("repeatable read",)
+            assert reader.execute("SHOW transaction_read_only").fetchone() == ("on",)
+            n = first.fetchone()[0]
+            writer.write(parse_line(record("a", f"SO-{n + 1}", sync_id=f"s-{n + 1}")))
+            assert reader.execute("SELECT count(*) FROM memories").fetchone() == (n,)
+        assert count(store, "a", "SELECT count(*) FROM memories") == n + 1
+    _idle(store)
+
+
+def test_a_failed_statement_fails_the_read_and_leaves_the_connection_idle(store: Store) -> None:
+    """The server's error comes back as psycopg's class for it, at the statement's rows and
+    at every later statement's (they ran in an aborted transaction, or outside one), also
+    when nobody asked for the failing rows; an error of the caller's own ends the read
+    with statements still pending. The pooled connection is then idle and usable.
+    (Fails if an error is dropped, or the pipeline is left on.)"""
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        with store.pipelined_read("acme-tr") as (reader, _):
+            bad = reader.execute("SELECT 1 / %(zero)s", {"zero": 0})
+            later = reader.execute("SELECT 1")
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                later.fetchall()
+            bad.fetchall()
+    _idle(store)
+    with pytest.raises(psycopg.errors.DivisionByZero):   # nobody read it: the read's end says so
+        with store.pipelined_read("acme-tr") as (reader, _):
+            reader.execute("SELECT 1 / 0")
+    _idle(store)
+    with pytest.raises(ZeroDivisionError):
+        with store.pipelined_read("acme-tr") as (reader, _):
+            reader.execute("SELECT pg_sleep(0.05)")
+            reader.execute("SELECT count(*) FROM memories")
+            raise ZeroDivisionError
+    _idle(store)
+    # the failed reads were rolled back without dropping the prepared statements (the
+    # binding's, made by the first read above)
+    with store.pool.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM pg_prepared_statements WHERE starts_with(name, 'brain_')"
+                            " AND statement LIKE '%%brain_bind_read%%'").fetchone() == (1,)
+        conn.commit()
+    with store.pipelined_read("acme-tr") as (reader, _):
+        assert reader.execute("SELECT count(*) FROM memories").fetchone()[0] > 0
+
+
+def test_a_recall_survives_psycopg_dropping_its_prepared_statements(store: Store, embedder: Any) -> None:
+    """psycopg runs DEALLOCATE ALL after a rollback on a connection where it prepared
+    statements: the next recall finds the wire's statements gone, reads nothing, and is
+    asked again with them made anew: the same answer. (Fails without the retry in
+    brain.read.run, with "prepared statement does not exist".)"""
+    question = QUESTIONS[0]
+    before = recall(question, workspace="acme-tr", member="u-emre", now=NOW, store=store, embedder=embedder)
+    with store.pool.connection() as conn:
+        ours = "SELECT count(*) FROM pg_prepared_statements WHERE starts_with(name, 'brain_')"
+        conn.execute("SELECT 1").fetchall()   # psycopg prepares it (prepare_threshold 0)
+        assert conn.execute(ours).fetchone()[0] > 0   # type: ignore[index]
+        conn.rollback()
+        assert conn.execute(ours).fetchone() == (0,)
+        conn.rollback()
+    lost = []
+    original = wire.Reader._collect_one
+
+    def watch(self: wire.Reader) -> Any:
+        result = original(self)
+        if isinstance(result._error, wire.StatementsLost):
+            lost.append(result._error)
+        return result
+
+    wire.Reader._collect_one = watch  # type: ignore[method-assign]
+    try:
+        after = recall(question, workspace="acme-tr", member="u-emre", now=NOW, store=store, embedder=embedder)
+    finally:
+        wire.Reader._collect_one = original  # type: ignore[method-assign]
+    assert lost, "the statements were dropped: the first attempt must have found them gone"
+    assert after.context == before.context
+    _idle(store)

@@ -21,6 +21,10 @@ from brain.format import Line, parse_line
 from brain.write import Writer
 
 CHUNK = 64  # lines embedded together: one model call per chunk
+# A load refreshes the planner's statistics when it has written as many lines again as at
+# its last refresh, from 100 lines on (at a chunk's end: 128, 256, 512, ...): a handful of
+# ANALYZEs for any size of load (see Store.refresh_statistics).
+STATS_FIRST = 100
 
 
 @dataclass(frozen=True)
@@ -85,8 +89,10 @@ def load_lines(writer: Writer, numbered: Iterable[tuple[int, str | dict[str, Any
         from tqdm import tqdm
         tqdm_bar = tqdm(total=total, unit="line", desc="load", dynamic_ncols=True)
     chunk: list[tuple[int, str | dict[str, Any]]] = []
+    refreshed_at = 0
 
     def flush() -> None:
+        nonlocal refreshed_at
         parsed: list[tuple[int, Line, str | None]] = []
         for number, raw in chunk:
             try:
@@ -114,6 +120,9 @@ def load_lines(writer: Writer, numbered: Iterable[tuple[int, str | dict[str, Any
                 msg = (diag.message_primary if diag and diag.message_primary else str(exc)).strip()
                 report.rejected.append(Rejected(number, f"the database refused it: {msg}"))
         report.lines += len(chunk)
+        if report.lines - refreshed_at >= max(STATS_FIRST, refreshed_at):
+            writer.store.refresh_statistics()
+            refreshed_at = report.lines
         if tqdm_bar is not None:
             tqdm_bar.update(len(chunk))
         if on_progress is not None:

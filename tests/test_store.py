@@ -279,6 +279,26 @@ def test_message_redelivered_is_once_and_supersedes_marks_the_old(writer: Writer
         assert reason == ("superseded",)
 
 
+def test_a_load_refreshes_the_planners_statistics_as_it_grows(writer: Writer) -> None:
+    """A bulk load outgrows the statistics its plans were made from long before the
+    autovacuum daemon looks again: it ANALYZEs the tables it grows when it has written
+    as many lines again as at its last refresh (from 100 on, at chunk ends: here at 128
+    and 256 lines). (Fails without the refresh in brain.load: the table then keeps the
+    statistics of an empty one.)"""
+    from brain.load import load_lines
+
+    def tuples() -> float:
+        with psycopg.connect(writer.store.admin_uri, autocommit=True) as conn:
+            row = conn.execute("SELECT reltuples FROM pg_class WHERE relname = 'memories'").fetchone()
+        assert row is not None
+        return float(row[0])
+
+    assert tuples() < 100
+    report = load_lines(writer, enumerate((record("a", f"SO-{i}", sync_id=f"s-{i}") for i in range(300)), start=1))
+    assert report.ok and report.lines == 300
+    assert tuples() >= 256   # counted at the second refresh
+
+
 # -- bad input ------------------------------------------------------------------------
 def test_bad_lines_are_reported_with_number_and_reason_and_the_rest_loads(writer: Writer, tmp_path: Path) -> None:
     good = record(rid="SO-5")

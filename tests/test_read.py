@@ -20,6 +20,7 @@ from brain.read import HYBRID, VECTOR_ONLY, recall
 from brain.read.anchors import find_anchors
 from brain.read.question import analyse
 from brain.tokens import count_tokens
+from tests.test_store import writer  # noqa: F401 (a fixture: a fresh store with two workspaces)
 
 NOW = datetime(2026, 11, 20, tzinfo=timezone.utc)
 WS = "acme-tr"
@@ -296,3 +297,22 @@ def test_fact_order_keeps_its_rule(rows) -> None:  # type: ignore[no-untyped-def
                   newer is not None, newer, (), {}, score / 7)
              for i, (score, day, newer) in enumerate(rows)]
     assert [f.memory_id for f in _order(facts)] == [f.memory_id for f in _order_as_first_written(facts)]
+
+
+def test_a_word_inside_several_names_of_one_entity_weighs_by_the_shortest(writer) -> None:  # type: ignore[no-untyped-def]
+    """A question word contained in more than one name of an entity (a company's full name
+    and the shorter names derived from it) anchors it by the shortest such name, the
+    surest: the weight must not depend on which name row the plan reads first. (Fails
+    when the statement leaves the choice to the plan, which here reads the alias first:
+    0.6 + 0.3 / 4.)"""
+    from brain.format import parse_line
+    from tests.test_store import record
+
+    writer.write(parse_line(record("a", "C-9", kind="company", name="Zeta Lojistik", links=[],
+                                   aliases=["Alfa Deniz Lojistik Hizmetleri"], fields={"vergi_no": "1234567890"})))
+    q = analyse("lojistik firmasının vergi numarası", NOW)
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        step = find_anchors(conn, q, workspace="a", cfg=HYBRID)
+    match = [a for a in step.anchors if a.node.key == "C-9"]
+    assert match and match[0].how == "contains", step.anchors
+    assert match[0].score == 0.75   # "zeta lojistik": 0.6 + 0.3 / 2

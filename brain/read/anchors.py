@@ -37,11 +37,13 @@ SELECT DISTINCT ON (e.entity_id, n.name_key) {_ENTITY_COLS}, n.name_key
  WHERE n.workspace_id = %(ws)s AND n.name_key = ANY(%(keys)s)
  ORDER BY e.entity_id, n.name_key"""
 
+# (an entity's name that holds a question word: its shortest, then the first by key, so
+# that the match's weight, which its word count sets, never depends on the plan)
 CONTAINS_SQL = f"""
 SELECT DISTINCT ON (e.entity_id) {_ENTITY_COLS}, n.name_key
   FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
  WHERE n.workspace_id = %(ws)s AND n.name_words @@ to_tsquery('simple', %(tsq)s)
- ORDER BY e.entity_id
+ ORDER BY e.entity_id, array_length(string_to_array(n.name_key, ' '), 1), n.name_key
  LIMIT 60"""
 
 TRIGRAM_SQL = f"""

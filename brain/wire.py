@@ -6,10 +6,11 @@ bookkeeping) cost this process 0.1-0.2 ms a statement on top of libpq's own work
 `Reader(conn)` is used for the length of one read transaction (brain.read.run). Its
 `execute` sends a statement and returns at once; the rows are read when asked for, so
 every statement is pipelined: the server runs it while this process works on earlier
-rows. Each statement is prepared once per connection and ends with its own Sync, so an
-error is that statement's alone (inside the read's transaction, which it then aborts).
-Parameters are dumped and rows loaded by psycopg's own (C) adapters, configured on the
-connection (brain.db._configure), so values look exactly as through psycopg.
+rows. Each statement is prepared once per connection and ends with its own Sync; the
+first statement that fails fails every later one too (they ran in the aborted
+transaction), and the read with it, even if nobody asked for its rows. Parameters are
+dumped and rows loaded by psycopg's own (C) adapters, configured on the connection
+(brain.db._configure), so values look exactly as through psycopg.
 """
 
 from __future__ import annotations

@@ -286,13 +286,12 @@ _ARRAY_DUMPERS = [(IntArray, _array_dumper(IntArray, "int8", lambda v: str(int(v
 
 # A read transaction's first message: its BEGIN and its binding (brain_bind_read, which
 # also says whether the workspace holds any relation), in one exchange (Store._read).
-_BEGIN_READ = b"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT modules, relations FROM brain_bind_read(%b)"
-
-
-# The same, for a pipelined read (Store.pipelined_read): two statements, the binding's
-# values as parameters.
+# A pipelined read (Store.pipelined_read) sends the same two statements apart, the
+# binding's values as parameters.
 _BEGIN_READ_ONLY = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-_BIND_READ = "SELECT modules, relations FROM brain_bind_read(%s, %s, %s)"
+_BIND_READ_FROM = "SELECT modules, relations FROM brain_bind_read"
+_BEGIN_READ = f"{_BEGIN_READ_ONLY}; {_BIND_READ_FROM}(%b)".encode()
+_BIND_READ = f"{_BIND_READ_FROM}(%s, %s, %s)"
 
 
 def _begin_read(conn: psycopg.Connection[Any], workspace: str, member: str | None, now: datetime | None) -> bytes:
@@ -502,7 +501,7 @@ class Store:
         """A read-only transaction: BEGIN and the binding go to the server as one message.
 
         psycopg would send its own BEGIN first and wait for it: one more exchange on top of
-        the 7 to 10 a recall makes, each of which may wake the other core (brain.cores). So the
+        the read's own, each of which may wake the other core (brain.cores). So the
         connection is put in autocommit for the length of the read, and the transaction
         is begun, bound and ended by the statements here. A read sees one snapshot in all
         its statements (REPEATABLE READ): the six steps of a recall agree with each other
@@ -569,7 +568,8 @@ class Store:
                 # connection (brain.wire's too): a read-only transaction made nothing that
                 # a plan could refer to
                 if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                    conn.pgconn.exec_(b"ROLLBACK")
+                    with contextlib.suppress(psycopg.Error):   # (the error in flight is the one to tell)
+                        conn.pgconn.exec_(b"ROLLBACK")
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                         conn.close()   # (the pool replaces it)
                 raise

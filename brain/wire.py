@@ -77,7 +77,7 @@ _converted: dict[str, tuple[bytes, tuple[str | int, ...]]] = {}
 # every prepared statement of its connection (DEALLOCATE ALL) after a rollback or a DROP
 # it runs there, ours included: a statement then fails as unknown, the names are
 # forgotten, and the read says so (StatementsLost) so that its caller asks again.
-PREFIX = b"brain_"
+_PREFIX = b"brain_"
 _serial = itertools.count()
 _prepared: weakref.WeakKeyDictionary[psycopg.Connection[Any], dict[tuple[bytes, tuple[int, ...]], bytes]] = (
     weakref.WeakKeyDictionary())
@@ -180,7 +180,7 @@ class Reader:
             name = self._names.get(key)
             if name is None:
                 made = key
-                name = self._names[key] = PREFIX + b"%d" % next(_serial)
+                name = self._names[key] = _PREFIX + b"%d" % next(_serial)
                 pgc.send_prepare(name, text, param_types=types)
             pgc.send_query_prepared(name, dumped, param_formats=formats, result_format=1 if binary else 0)
         pgc.pipeline_sync()

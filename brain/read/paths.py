@@ -18,7 +18,7 @@ from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import AnchorStep, Hop, Level, Node, Path, PathStep, RecallStep
-from brain.wire import Executor
+from brain.wire import Executor, Rows
 
 EDGES_SQL = """
 SELECT e.rel, e.src_id, e.dst_id, e.memory_id, e.valid_from,
@@ -72,11 +72,15 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     reached: dict[int, _Reach] = {
         a.node.entity_id: _Reach(a.node, a.score, 0, None, None) for a in anchors.anchors}
     frontier = list(reached)
+
+    def send_level(ids: list[int]) -> Rows | None:
+        return conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(ids)}) if relations else None
+
     # the first level's edges are asked for with the hits' entities, before either is
     # read: on a pipelined connection (brain.wire) the two cost one wait
     hit_rows = (conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": IntArray(top_hits)})
                 if top_hits and relations else None)
-    edges = conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(frontier)}) if relations else None
+    edges = send_level(frontier)
     hit_bonus: dict[int, float] = {}
     if hit_rows is not None:
         rank = {m: i for i, m in enumerate(top_hits)}
@@ -87,10 +91,9 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     levels: list[Level] = []
     stopped = "max hops"
     for hop in range(1, cfg.max_hops + 1):
-        if edges is None and relations:
-            edges = conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(frontier)})
+        if hop > 1:
+            edges = send_level(frontier)
         rows = edges.fetchall() if edges is not None else []
-        edges = None
         groups: dict[tuple[int, str, bool], list[tuple[Any, bool]]] = {}
         front = set(frontier)
         for row in rows:

@@ -16,11 +16,16 @@ statement), instead of fetching every candidate's vector and comparing them: 0.5
 LoCoMo's candidates statement and 1.2 ms of rank's Python a recall. Who may see either
 turn is the read path's business: a pair is used only when the asker sees both.
 
+A turn is compared with the turns nearest it in time, in its thread and among those naming
+what it names (`WINDOW` on each side), not with every one: a company named in thousands of
+turns would make every write about it slower than the last.
+
 Records are not compared: a re-synced record's older version is marked by its ref key.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -65,11 +70,18 @@ def similarities(one: np.ndarray, others: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", np.repeat(one[None, :], len(others), axis=0), others)
 
 
-# A turn and the turns it could restate or be restated by: the same thread, or naming
-# something it names; a different time; nearly the same meaning (by the store's inner
-# product, with a margin: the decision is numpy's, on the same float32 vectors, so it
-# does not hang on two implementations' rounding). A backfill passes `below`, the turn's
-# own id, so that each pair is looked at once.
+# A turn and the turns it could restate or be restated by: the `window` turns nearest it
+# in time on each side in its thread, and as many among the turns about or mentioning
+# each thing it names; at a different time; of nearly the same meaning (by the store's
+# inner product, with a margin: the decision is numpy's, on the same float32 vectors, so
+# it does not hang on two implementations' rounding); `restates` decides among them.
+# The windows bound a write's cost: a company customers write to every day is named in
+# thousands of turns, and reading every one cost 21 ms a turn at 4,000 and grew with
+# them (sql/025). The same pairs as without windows on the demo (10) and on LoCoMo's
+# conversations (28 held out, 64 tuning) with windows of 500, 200, 100, 50 and 20. A
+# backfill passes `below`, the turn's own id, so that each pair is looked at once.
+WINDOW = 200
+
 _NEIGHBOURS_SQL = """
 WITH me AS (
     SELECT m.memory_id, m.occurred_at, m.thread, m.embedding
@@ -78,15 +90,33 @@ WITH me AS (
 ), near AS (
     -- (the thread column and a value: its index serves under row-level security, see
     -- sql/022, where a join or attrs->>'thread' read every memory of the workspace)
-    SELECT t.memory_id FROM memories t
-     WHERE t.workspace_id = %(ws)s AND t.thread = (SELECT me.thread FROM me)
-    UNION
-    -- (a turn names things 'about' or 'mention'; a company's records, which name it
-    -- 'subject' or 'link' by the thousand, are skipped on the index)
-    SELECT b.memory_id
-      FROM memory_entities a
-      JOIN memory_entities b ON b.workspace_id = a.workspace_id AND b.entity_id = a.entity_id
-                            AND b.role IN ('about', 'mention')
+    -- (each window is read in index order from the turn outwards, per outer row: joined
+    -- to `me` directly, the planner sorted the whole thread first)
+    SELECT x.memory_id
+      FROM me CROSS JOIN LATERAL (
+          (SELECT t.memory_id FROM memories t
+            WHERE t.workspace_id = %(ws)s AND t.thread = me.thread
+              AND (t.occurred_at, t.memory_id) < (me.occurred_at, me.memory_id)
+            ORDER BY t.occurred_at DESC, t.memory_id DESC LIMIT {window})
+          UNION ALL
+          (SELECT t.memory_id FROM memories t
+            WHERE t.workspace_id = %(ws)s AND t.thread = me.thread
+              AND (t.occurred_at, t.memory_id) > (me.occurred_at, me.memory_id)
+            ORDER BY t.occurred_at, t.memory_id LIMIT {window})) x
+    UNION ALL
+    -- (what it names in any role but sender, which alone says too little, among the
+    -- turns about or mentioning it: entity_turns' index of them by time, sql/025)
+    SELECT x.memory_id
+      FROM me CROSS JOIN memory_entities a CROSS JOIN LATERAL (
+          (SELECT b.memory_id FROM entity_turns b
+            WHERE b.workspace_id = %(ws)s AND b.entity_id = a.entity_id AND NOT b.sent
+              AND (b.occurred_at, b.memory_id) < (me.occurred_at, me.memory_id)
+            ORDER BY b.occurred_at DESC, b.memory_id DESC LIMIT {window})
+          UNION ALL
+          (SELECT b.memory_id FROM entity_turns b
+            WHERE b.workspace_id = %(ws)s AND b.entity_id = a.entity_id AND NOT b.sent
+              AND (b.occurred_at, b.memory_id) > (me.occurred_at, me.memory_id)
+            ORDER BY b.occurred_at, b.memory_id LIMIT {window})) x
      WHERE a.workspace_id = %(ws)s AND a.memory_id = %(id)s AND a.role <> 'from'
 )
 SELECT x.memory_id, x.occurred_at, x.thread, x.text, vector_send(x.embedding),
@@ -104,11 +134,19 @@ SELECT x.memory_id, x.occurred_at, x.thread, x.text, vector_send(x.embedding),
 _EVERY = 2**62
 
 
+@functools.lru_cache(maxsize=8)
+def _neighbours_sql(window: int) -> str:
+    # (the window written into the text: under generic plans a LIMIT it cannot see is
+    # planned as if it kept most rows)
+    return _NEIGHBOURS_SQL.format(window=int(window))
+
+
 def find(conn: psycopg.Connection[Any], workspace: str, memory_id: int,
-         below: int = _EVERY) -> list[tuple[int, int, datetime]]:
+         below: int = _EVERY, window: int = WINDOW) -> list[tuple[int, int, datetime]]:
     """The pairs (older id, newer id, newer's time) between turn `memory_id` and the other
-    turns this transaction sees (those with ids below `below`)."""
-    rows = conn.execute(_NEIGHBOURS_SQL, {"ws": workspace, "id": memory_id, "below": below,
+    turns this transaction sees (those with ids below `below`) among the `window` nearest
+    it in time on each side, in its thread and per thing it names."""
+    rows = conn.execute(_neighbours_sql(window), {"ws": workspace, "id": memory_id, "below": below,
                                           "bound": -(SIMILAR - _MARGIN)}, binary=True).fetchall()
     if len(rows) < 2 or rows[0][0] != memory_id:
         return []   # a record, or nothing near it

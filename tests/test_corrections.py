@@ -139,3 +139,32 @@ def test_a_message_has_one_sender(demo_store: Store) -> None:
         with pytest.raises(psycopg.errors.UniqueViolation):
             conn.execute("INSERT INTO memory_entities SELECT workspace_id, memory_id, %s, 'from'"
                          " FROM memory_entities WHERE memory_id = %s AND role = 'from'", (other, mid))
+
+
+def test_a_turn_is_compared_with_the_turns_nearest_it_in_time(fresh_store: Store) -> None:
+    # Seven turns saying the same about one company, each in a thread of its own, written
+    # out of time order: with a window of two, the middle turn pairs with the two nearest
+    # it in time on each side (by the company, never by id or by thread), and the rest
+    # are not read; with the store's window, with all six.
+    emb = get_embedder("hash:384")
+    fresh_store.check_embedder(emb.id, emb.dim)
+    w = Writer(fresh_store, emb)
+    for line in ({"type": "workspace", "id": "a", "org": "o", "name": "A"},
+                 {"type": "role", "workspace": "a", "id": "sales", "modules": ["sales"]},
+                 {"type": "record", "workspace": "a", "module": "sales", "kind": "company", "id": "C-1",
+                  "date": "2026-01-01", "fields": {"name": "Kuzey Lojistik"}, "source": "crm"}):
+        w.write(parse_line(line))
+    day_of: dict[int, int] = {}
+    for day in (4, 1, 7, 2, 6, 3, 5):
+        turn = w.write(parse_line({
+            "type": "message", "workspace": "a", "module": "sales", "channel": "whatsapp", "id": f"wa-{day}",
+            "thread": f"t{day}", "date": f"2026-09-0{day}", "from": "Mehmet Kaya",
+            "about": [{"kind": "company", "id": "C-1"}], "text": "Kuzey Lojistik teslimatı 12 Ekim'de, 40 koli."}))
+        day_of[turn.memory_id] = day
+    middle = next(m for m, d in day_of.items() if d == 4)
+    with fresh_store.bound("a") as (conn, _):
+        def partners(window: int) -> set[int]:
+            return {day_of[o if n == middle else n]
+                    for o, n, _ in corrections.find(conn, "a", middle, window=window)}
+        assert partners(2) == {2, 3, 5, 6}
+        assert partners(corrections.WINDOW) == {1, 2, 3, 5, 6, 7}

@@ -84,6 +84,23 @@ def test_an_entitys_turns_follow_their_memory(demo_store: Store) -> None:
         conn.rollback()
 
 
+def test_an_entitys_turns_say_which_it_only_sent(demo_store: Store) -> None:
+    # the writer reads a thing's turns about or mentioning it by time (sql/025): `sent`
+    # marks the copies of turns it only sent, written so and kept so when a role changes
+    with psycopg.connect(demo_store.admin_uri) as conn:
+        flags = conn.execute("SELECT t.sent, me.role = 'from' FROM entity_turns t JOIN memory_entities me"
+                             " USING (workspace_id, memory_id, entity_id)").fetchall()
+        assert {s for s, _ in flags} == {True, False}, "the demo has both kinds"
+        assert all(s == sender for s, sender in flags)
+        ws, mid, eid = conn.execute("SELECT workspace_id, memory_id, entity_id FROM entity_turns WHERE sent"
+                                    " ORDER BY memory_id LIMIT 1").fetchone()
+        conn.execute("UPDATE memory_entities SET role = 'mention' WHERE workspace_id = %s AND memory_id = %s"
+                     " AND entity_id = %s", (ws, mid, eid))
+        assert conn.execute("SELECT sent FROM entity_turns WHERE workspace_id = %s AND memory_id = %s"
+                            " AND entity_id = %s", (ws, mid, eid)).fetchone() == (False,)
+        conn.rollback()
+
+
 def test_rule_reads_the_binding_once_per_statement(demo_store: Store) -> None:
     with demo_store.bound(WS, member=None, now=NOW, readonly=True) as (conn, _):
         plan = json.dumps(conn.execute("EXPLAIN (FORMAT JSON, VERBOSE) SELECT memory_id FROM visible_memories"

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brain import text as tx
-from brain.db import Store
+from brain.db import IntArray, Store
 from brain.read import HYBRID, VECTOR_ONLY, recall
 from brain.read.anchors import find_anchors
 from brain.read.question import analyse
@@ -316,3 +316,39 @@ def test_a_word_inside_several_names_of_one_entity_weighs_by_the_shortest(writer
     match = [a for a in step.anchors if a.node.key == "C-9"]
     assert match and match[0].how == "contains", step.anchors
     assert match[0].score == 0.75   # "zeta lojistik": 0.6 + 0.3 / 2
+
+
+def test_an_anchors_conversation_is_read_from_its_newest_turns(writer) -> None:  # type: ignore[no-untyped-def]
+    """Node facts read at most `counted` of an anchor's newest turns (a company may be named
+    in thousands): its count stops there, and a turn holding a query word is preferred to
+    a newer one only among them. (Fails when the statement reads every turn naming the anchor.)"""
+    from brain.format import parse_line
+    from brain.read.rank import node_facts_sql
+    from tests.test_store import record
+
+    writer.write(parse_line(record("a", "C-5", kind="company", name="Kuzey Lojistik", links=[])))
+    day_of = {}
+    for day in range(1, 31):
+        word = {1: " Zeplin", 22: " Balon"}.get(day, "")
+        turn = writer.write(parse_line({
+            "type": "message", "workspace": "a", "module": "sales", "channel": "whatsapp", "id": f"wa-{day}",
+            "thread": f"t{day}", "date": f"2026-09-{day:02d}", "from": "Mehmet Kaya",
+            "about": [{"kind": "company", "id": "C-5"}], "text": f"Kuzey Lojistik, gün {day}.{word}"}))
+        day_of[turn.memory_id] = day
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        company = conn.execute("SELECT entity_id FROM entities WHERE key = 'C-5'").fetchone()[0]
+
+        def about(counted: int, word: str | None) -> tuple[set[int], set[int]]:
+            tsq = None if word is None else conn.execute(
+                "SELECT (websearch_to_tsquery('turkish', %s) || websearch_to_tsquery('english', %s))::text",
+                (word, word)).fetchone()[0]
+            rows = [r for r in conn.execute(node_facts_sql(counted), {
+                "ws": "a", "nodes": IntArray([]), "anchors": IntArray([company]), "ends": IntArray([]), "tsq": tsq})
+                if r[2] == "about"]
+            return {day_of[r[1]] for r in rows}, {r[3] for r in rows}
+
+        newest = set(range(23, 31))
+        assert about(1000, None) == (newest, {30})
+        assert about(1000, "zeplin") == ({1} | newest - {23}, {30})   # the old turn holding the word
+        assert about(10, "zeplin") == (newest, {10})                    # beyond the newest ten: not read
+        assert about(10, "balon") == ({22} | newest - {23}, {10})      # within them

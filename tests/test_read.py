@@ -194,6 +194,34 @@ def test_recall_runs_in_one_read_only_transaction(demo_store: Store) -> None:
             conn.execute("INSERT INTO roles VALUES (%s, 'x', '{x}')", (WS,))
 
 
+
+def test_the_question_is_read_while_the_server_begins_the_read(demo_store: Store, embedder, company,  # type: ignore[no-untyped-def]
+                                                               monkeypatch) -> None:
+    # The transaction's BEGIN and binding go out before the question is analysed, so
+    # that the server runs them meanwhile (brain.read.run._read): the analysis must find
+    # them already sent, and the read's statements must follow it.
+    import brain.read.run as run
+    from brain import wire
+
+    seen: list[str] = []
+    sent = wire.Reader.execute
+
+    def execute(self, query, *args, **kw):  # type: ignore[no-untyped-def]
+        seen.append("BEGIN" if query.startswith("BEGIN") else "bind" if "brain_bind_read" in query else "statement")
+        return sent(self, query, *args, **kw)
+
+    def reading(question, now):  # type: ignore[no-untyped-def]
+        seen.append("analyse")
+        return analyse(question, now)
+
+    monkeypatch.setattr(wire.Reader, "execute", execute)
+    monkeypatch.setattr(run, "analyse", reading)
+    r = recall(f"{company['name']} vergi numarası nedir?", workspace=WS, member=None, store=demo_store,
+               embedder=embedder)
+    assert r.trace.question.words   # the question was read for the read path
+    assert seen[:3] == ["BEGIN", "bind", "analyse"], seen
+    assert seen.count("analyse") == 1 and len(seen) > 3
+
 def test_turkish_answer_matching_is_locale_aware() -> None:
     from bench.evaluate import contains
 

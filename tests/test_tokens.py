@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brain.tokens import count_lines, count_tokens, truncate_to_tokens
+from brain.tokens import count_lines, count_tokens, fact_line_tokens, truncate_to_tokens
 
 
 @pytest.mark.parametrize(
@@ -70,3 +70,33 @@ def test_context_shaped_lines_add_up_to_the_joined_text() -> None:
              "[12] Sipariş SO-1001 ödendi. (erp, 2026-05-02, 3mo old)", "Note:   trailing   ",
              "e-posta: info@example.com (mail, 2026-01-01, confirmed 2026-02-01, 9mo old)"]
     assert count_lines(lines) == count_tokens("\n".join(lines))
+
+
+# A context line's head as compact() writes it (an id, an earlier-value mark, both, none),
+# and heads of other forms, which must be counted whole.
+_HEADS = st.one_of(st.sampled_from(["", "[123] ", "[7] (earlier value) ", "(earlier value, replaced by [456]) ",
+                                    "[12] (earlier value, replaced by [3]) "]), _PIECES)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_HEADS, st.one_of(st.none(), _PIECES), _PIECES, st.one_of(_PIECES.map(lambda s: f" ({s})"), _PIECES))
+def test_a_fact_line_counted_by_its_parts_is_counted_exactly(head: str, sender: str | None, text: str,
+                                                             tail: str) -> None:
+    """compact() counts a fact's line from its parts' counts (the text's counted once per
+    process): for any head, sender, text and tail, the same as the whole line's count."""
+    line = f"{head}{sender}: {text}{tail}" if sender else f"{head}{text}{tail}"
+    assert fact_line_tokens(head, sender, text, tail) == count_tokens(line + "\n")
+
+
+def test_fact_lines_of_the_demo_are_counted_exactly(demo_lines) -> None:  # type: ignore[no-untyped-def]
+    for ln in demo_lines:
+        text = ln.get("text")
+        if not text:
+            continue
+        for head in ("", "[81] ", "[81] (earlier value, replaced by [90]) "):
+            for sender in (None, ln.get("from"), "Ayşe Yılmaz A.Ş."):
+                if sender is not None and not isinstance(sender, str):
+                    continue
+                tail = " (whatsapp, 2026-05-02, confirmed 2026-06-01, 12d old)"
+                line = f"{head}{sender}: {text}{tail}" if sender else f"{head}{text}{tail}"
+                assert fact_line_tokens(head, sender, text, tail) == count_tokens(line + "\n"), line

@@ -173,3 +173,29 @@ def test_a_recall_survives_psycopg_dropping_its_prepared_statements(store: Store
     assert lost, "the statements were dropped: the first attempt must have found them gone"
     assert after.context == before.context
     _idle(store)
+
+
+def test_work_given_for_the_waits_runs_while_a_result_is_awaited(store: Store) -> None:
+    """`when_idle` tasks run, in order, where the reader would block for a result (here a
+    statement that sleeps), not when the result is already there; what is left at the
+    read's end is dropped; a task's error is raised where it ran, and the connection is
+    left idle. (Fails if the tasks never run, run out of order, or outlive their read.)"""
+    import time
+
+    done: list[int] = []
+    with store.pipelined_read("acme-tr") as (reader, _):
+        slow = reader.execute("SELECT pg_sleep(0.2)")
+        reader.when_idle(lambda i=i: done.append(i) for i in (1, 2))   # (taken when given)
+        slow.fetchall()
+        assert done == [1, 2]
+        ready = reader.execute("SELECT 3")
+        time.sleep(0.2)   # the row has come: nothing to wait for
+        reader.when_idle([lambda: done.append(3)])
+        assert ready.fetchone() == (3,) and done == [1, 2]
+        reader.execute("SELECT pg_sleep(0.05)")   # nobody waits for it: the task is dropped
+    assert done == [1, 2]
+    with pytest.raises(ZeroDivisionError):
+        with store.pipelined_read("acme-tr") as (reader, _):
+            reader.when_idle([lambda: 1 / 0])
+            reader.execute("SELECT pg_sleep(0.05)").fetchall()
+    _idle(store)

@@ -13,7 +13,7 @@ import time
 from datetime import datetime
 
 from brain.read.trace import AnchorStep, CompactStep, ContextLine, Fact, Node, PathStep, RankStep
-from brain.tokens import count_lines, line_tokens, truncate_to_tokens
+from brain.tokens import count_lines, fact_line_tokens, line_tokens, truncate_to_tokens
 
 _ID_RE = re.compile(r"\[(\d+)\]")
 MAX_LINE_SHARE = 0.35   # no single fact may take more than this share of the budget
@@ -35,11 +35,15 @@ def _age(now: datetime, then: datetime) -> str:
     return f"{days // 365}y old"
 
 
+_Parts = tuple[str, str | None, str, str]   # a fact line's head, sender, text and tail (brain.tokens)
+
+
 def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
-                with_id: bool = True) -> tuple[str, int]:
+                with_id: bool = True) -> tuple[str, int, _Parts | None]:
     """`[id] (earlier value) text (source, date, confirmed, age)`, a long text cut (never
-    the stamp that says where and when it comes from), and what the line costs in a
-    context (its exact count with the joining newline, see brain.tokens.line_tokens)."""
+    the stamp that says where and when it comes from), what the line costs in a context
+    (its exact count with the joining newline, see brain.tokens.line_tokens), and the
+    parts it is counted by (None for a cut line, counted whole)."""
     mark = ""
     if f.earlier:
         mark = "(earlier value" + (f", replaced by [{f.newer_id}]" if f.newer_id else "") + ") "
@@ -52,14 +56,19 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
     text = f.text
     head = f"[{f.memory_id}] {mark}" if with_id else mark
     line = f"{head}{text} ({stamp})"
-    n = line_tokens(line)
+    # counted by its parts, the text's own count kept per process (brain.tokens): a
+    # first-seen fact's text may already have been counted while the read waited
+    said = f.sender
+    parts: _Parts = ((head, said, text[len(said) + 2:], f" ({stamp})") if said and text.startswith(f"{said}: ")
+                     else (head, None, text, f" ({stamp})"))
+    n = fact_line_tokens(*parts)
     if max_tokens is not None and n > max_tokens:
         # the frame (id, mark, stamp) stays whole: the text gives way
         frame = line_tokens(f"{head} ({stamp})")
         text = truncate_to_tokens(text, max(8, max_tokens - frame - 1)) + "…"
         line = f"{head}{text} ({stamp})"
-        n = line_tokens(line)
-    return line, n
+        return line, line_tokens(line), None
+    return line, n, parts
 
 
 def _node_label(node: Node | None, eid: int) -> str:
@@ -91,12 +100,13 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         for p in paths.paths[:3]:
             if not p.hops or not all(h.memory_id in shown for h in p.hops):
                 continue
-            parts = [_node_label(paths.nodes.get(p.nodes[0]), p.nodes[0])]
+            steps = [_node_label(paths.nodes.get(p.nodes[0]), p.nodes[0])]
             for hop, nid in zip(p.hops, p.nodes[1:]):
                 arrow = f" -{hop.rel}-> " if hop.forward else f" <-{hop.rel}- "
-                parts.append(f"{arrow}{_node_label(paths.nodes.get(nid), nid)} [{hop.memory_id}]")
-            push("paths", "Path: " + "".join(parts), None)
+                steps.append(f"{arrow}{_node_label(paths.nodes.get(nid), nid)} [{hop.memory_id}]")
+            push("paths", "Path: " + "".join(steps), None)
     dropped: list[tuple[int, float]] = []
+    counted_by: dict[int, _Parts] = {}   # a fact's line -> the parts it was counted by
     cap = max(24, int(budget * MAX_LINE_SHARE))
     # A fact shows its [id] only when another line points at it (a path's hop, the newer
     # value an earlier one was replaced by): ids nobody refers to cost ~4 tokens a line.
@@ -106,16 +116,18 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
             dropped.extend((g.memory_id, g.score) for g in facts[i:])
             break
         with_id = f.memory_id in cited
-        text, n = _fact_parts(f, now, with_id=with_id)
+        text, n, parts = _fact_parts(f, now, with_id=with_id)
         if n > cap and not top_k:
-            text, n = _fact_parts(f, now, max_tokens=cap, with_id=with_id)
+            text, n, parts = _fact_parts(f, now, max_tokens=cap, with_id=with_id)
+        if parts is not None:
+            counted_by[f.memory_id] = parts
         if top_k:   # a plain top-k baseline returns its k facts whole, whatever they cost
             lines.append(ContextLine("facts", text, f.memory_id, n))
             continue
         if not push("facts", text, f.memory_id, n):
             dropped.append((f.memory_id, f.score))
     final = _evidenced(lines)
-    tokens = count_lines([ln.text for ln in final])
+    tokens = _total(final, counted_by)
     # Each line was counted with a newline after it, which the last one does not have:
     # the whole never costs more. Should it still exceed the budget, the last facts go.
     score = {f.memory_id: f.score for f in facts}
@@ -124,8 +136,19 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         gone = final.pop(last).memory_id or 0
         dropped.append((gone, score.get(gone, 0.0)))
         final = _evidenced(final)
-        tokens = count_lines([ln.text for ln in final])
+        tokens = _total(final, counted_by)
     return CompactStep(tuple(final), tuple(dropped), budget, tokens, (time.perf_counter() - t0) * 1000)
+
+
+def _total(lines: list[ContextLine], counted_by: dict[int, _Parts]) -> int:
+    """The context's exact count: its lines' own (each with the newline after it), the
+    last one's without (from its parts when it is a fact's line)."""
+    if not lines:
+        return 0
+    end = lines[-1]
+    parts = counted_by.get(end.memory_id) if end.section == "facts" and end.memory_id is not None else None
+    last = fact_line_tokens(*parts, newline=False) if parts is not None else None
+    return count_lines([ln.text for ln in lines], [ln.tokens for ln in lines], last)
 
 
 def _evidenced(lines: list[ContextLine]) -> list[ContextLine]:

@@ -187,7 +187,7 @@ def compare_members(question: str, *, workspace: str, member_a: str | None, memb
     def shown(f: Fact) -> Fact:  # what the operator may not read stays unread
         if op_sees.get(f.memory_id) is None:
             return f
-        return Fact(**{**f.__dict__, "text": "[not readable by the operator]", "source": ""})
+        return Fact(**{**f.__dict__, "text": "[not readable by the operator]", "source": "", "sender": None})
 
     return Comparison(question, member_a, member_b, tuple(shown(f) for f in only_a),
                       tuple(shown(f) for f in only_b), len(set(ids_a) & set(ids_b)), reasons)

@@ -286,7 +286,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         if baseline:  # plain baselines: their own leg's order, nothing else
             score = parts["recall"]
         facts.append(_fact(mid, text, origin, kind, module, source, occurred, confirmed, expires,
-                           valid_to is not None, None, tuple(why.get(mid, ())), parts, round(score, 5)))
+                           valid_to is not None, None, tuple(why.get(mid, ())), parts, round(score, 5), sender or None))
         if correctors:
             restated[mid] = correctors
         if current_version is not None and current_version != mid:
@@ -302,7 +302,7 @@ _FACT_FIELDS = tuple(f.name for f in dataclasses.fields(Fact))
 
 
 def _fact(*values: Any) -> Fact:
-    """Fact(*values), filled in directly: a frozen dataclass's __init__ sets each of its 14
+    """Fact(*values), filled in directly: a frozen dataclass's __init__ sets each of its 15
     fields through object.__setattr__ (4.5 against 2.7 us, timeit), and a recall builds a
     Fact for every candidate (LoCoMo: ~75) and again for each one lifted or marked earlier."""
     fact = object.__new__(Fact)

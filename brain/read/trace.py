@@ -132,6 +132,7 @@ class Fact:
     why: tuple[str, ...]          # recall, path, anchor, answer node...
     parts: dict[str, float]       # the score's parts
     score: float
+    sender: str | None = None     # who sent it (a message): `text` is then "sender: what they wrote"
 
 
 @dataclass(frozen=True)

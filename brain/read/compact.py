@@ -3,7 +3,9 @@
 One line per fact, each with its source, its date, when it was last confirmed and its
 age; earlier values are marked as earlier; a fact's [id] is shown where a line refers to
 it. Anchors and answer paths come first, a path only with the facts that state its hops.
-Token counts are exact (cl100k_base), summed from lines counted once per process.
+Token counts are exact (cl100k_base): a fact's line is summed from its parts, its text's
+count kept per process (and often made while the read waited, see run.py), the context
+from its lines.
 """
 
 from __future__ import annotations

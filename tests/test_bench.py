@@ -183,7 +183,8 @@ def test_profile_accounts_for_every_step_and_statement(demo_store, embedder) -> 
     p = profile(demo_store, embedder, qs)
     assert p["questions"] == 3 and set(p["steps_p50_ms"]) == set(STEPS)
     sqls = " ".join(s["sql"] for s in p["statements"])
-    assert "brain_bind" in sqls and "text_leg" in sqls   # every recall binds and searches
+    # every recall binds and searches (the fused statement begins with its keyword query's terms)
+    assert "brain_bind" in sqls and "WITH terms AS" in sqls
     assert p["read_path_p50_ms"] > 0 and len(p["slowest"]) == 3
     # one label per statement, whatever its values (the binding's are parameters)
     binds = [s for s in p["statements"] if "brain_bind" in s["sql"]]

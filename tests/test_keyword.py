@@ -125,3 +125,42 @@ def test_a_code_ranks_first_in_the_keyword_leg(demo_store: Store, embedder, demo
                store=demo_store, embedder=embedder)
     first = min(r.trace.recall.fused, key=lambda h: h.text_rank or 10**6)
     assert first.text_rank == 1 and inv["id"] in first.text, first
+
+
+def test_the_fused_statement_makes_the_keyword_query_the_terms_statement_makes(demo_store: Store,  # type: ignore[no-untyped-def]
+                                                                               demo_lines, embedder) -> None:
+    """The read path's fused statement makes its keyword query inside (hybrid_sql with
+    terms); the same query made by TERMS_SQL and sent as values (as the why-not page
+    does) must find the same hits with the same ranks and scores, and the statement's
+    last row must carry the same query and common words, for every asker of the
+    questions. (Fails if the words' order, their weights' type or the joined query
+    differ between the two.)"""
+    import json
+    from pathlib import Path
+
+    from brain.db import FloatArray, TsqueryArray
+
+    members = [None] + [ln["id"] for ln in demo_lines if ln["type"] == "member" and ln["workspace"] == WS][:3]
+    questions = [json.loads(x)["question"] for x in
+                 (Path(__file__).resolve().parent.parent / "fixtures" / "questions.jsonl").read_text().splitlines()
+                 if x.strip() and json.loads(x)["workspace"] == WS][:25]
+    compared = 0
+    for member in members:
+        with demo_store.bound(WS, member=member, now=NOW, readonly=True) as (conn, _):
+            for question in questions:
+                q = analyse(question, NOW)
+                params = recall_mod.text_query_params(q, WS)
+                if not params["terms"]:
+                    continue
+                qv = embedder.embed_query(question)
+                tq = recall_mod.text_query(conn, q, WS)
+                rows = conn.execute(recall_mod.hybrid_sql(40, 40, with_terms=True), {**params, "qv": qv}).fetchall()
+                info = [r[6:] for r in rows if r[0] is None]
+                assert info == [(tq.tsquery, list(tq.common))], question
+                k_text = 40 if tq.parts else 0
+                sent = {"ws": WS, "qv": qv, "tsq": tq.tsquery, "tqs": TsqueryArray(tq.parts),
+                        "idfs": FloatArray(tq.idf)} if k_text else {"ws": WS, "qv": qv}
+                old = conn.execute(recall_mod.hybrid_sql(k_text, 40), sent).fetchall()
+                assert sorted(r[:6] for r in rows if r[0] is not None) == sorted(old), question
+                compared += 1
+    assert compared >= 50

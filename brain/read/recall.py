@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from brain.db import FloatArray, TextArray, TsqueryArray
+from brain.db import TextArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import Hit, RecallStep
@@ -32,8 +32,8 @@ from brain.wire import Executor, Rows
 # modules hold is dropped, the rest are weighed by idf. Its own statement: the keyword
 # leg then gets the query as a value, which the planner needs to use the GIN index.
 # Parameters: ws, terms (as shown and counted), queries (websearch syntax), floor, share, cap.
-TERMS_SQL = """
-WITH terms AS (
+_TERMS_WITH = """
+terms AS (
     SELECT t.ord, t.term, websearch_to_tsquery('turkish', t.query) || websearch_to_tsquery('english', t.query) AS tq
       FROM unnest(%(terms)s::text[], %(queries)s::text[]) WITH ORDINALITY AS t(term, query, ord)
 ), counted AS (
@@ -47,30 +47,33 @@ WITH terms AS (
 ), total AS (
     SELECT greatest(1, coalesce(sum(n.memories), 0)) AS n FROM lexeme_counts n
      WHERE n.workspace_id = %(ws)s AND n.lexeme = '' AND brain_module_readable(n.module)
-)
-SELECT t.term, t.tq::text, coalesce(d.df, 0) AS df,
-       ln(1 + (total.n + 0.5) / (coalesce(d.df, 0) + 0.5)) AS idf,
-       coalesce(d.df, 0) <= least(%(cap)s, greatest(%(floor)s, %(share)s * total.n)) AS kept
-  FROM terms t LEFT JOIN word_df d USING (ord), total
- WHERE t.tq <> ''::tsquery
- ORDER BY t.ord"""
+), term_rows AS (
+    SELECT t.ord, t.term, t.tq::text AS tq, coalesce(d.df, 0) AS df,
+           ln(1 + (total.n + 0.5) / (coalesce(d.df, 0) + 0.5)) AS idf,
+           coalesce(d.df, 0) <= least(%(cap)s, greatest(%(floor)s, %(share)s * total.n)) AS kept
+      FROM terms t LEFT JOIN word_df d USING (ord), total
+     WHERE t.tq <> ''::tsquery
+)"""
+TERMS_SQL = "WITH " + _TERMS_WITH + """
+SELECT term, tq, df, idf, kept FROM term_rows ORDER BY ord"""
 
 # A memory's keyword score is the summed idf of the kept words it holds, found word by
 # word through the GIN index (each match is read once per word it holds, never every
 # word against every match); among the best 2k, equal scores are ordered by ts_rank
 # (term frequency over length; cover density, ts_rank_cd, cost 2.5× as much for the
 # same ties). Each leg reads its rows' text.
-KEYWORD_SCORES = """
+_KEYWORD_SCORES = """
 SELECT x.memory_id, sum(u.w) AS score
-  FROM unnest(%(tqs)s::tsquery[], %(idfs)s::float8[]) AS u(tq, w)
+  FROM unnest({tqs}, {idfs}) AS u(tq, w)
   CROSS JOIN LATERAL (SELECT m.memory_id FROM visible_memories m
                        WHERE m.workspace_id = %(ws)s AND m.fts @@ u.tq) x
  GROUP BY 1"""
+KEYWORD_SCORES = _KEYWORD_SCORES.format(tqs="%(tqs)s::tsquery[]", idfs="%(idfs)s::float8[]")
 
 _TEXT_LEG = """
     SELECT t.memory_id, t.text, t.score, row_number() OVER (ORDER BY t.score DESC, t.cd DESC, t.memory_id DESC) AS rnk
-      FROM (SELECT c.memory_id, c.score, m.text, ts_rank(m.fts, %(tsq)s::tsquery, 1) AS cd
-              FROM (""" + KEYWORD_SCORES + """
+      FROM (SELECT c.memory_id, c.score, m.text, ts_rank(m.fts, {tsq}, 1) AS cd
+              FROM (""" + _KEYWORD_SCORES + """
                      ORDER BY 2 DESC, 1 DESC LIMIT {k2}) c
               -- the scored rows came through the visibility rule: only their text is read here
               JOIN memories m ON m.workspace_id = %(ws)s AND m.memory_id = c.memory_id
@@ -91,20 +94,49 @@ _NO_LEG = """
 
 
 @functools.lru_cache(maxsize=32)
-def hybrid_sql(k_text: int, k_vector: int) -> str:
+def hybrid_sql(k_text: int, k_vector: int, *, with_terms: bool = False) -> str:
     """The fused statement for these leg sizes. The sizes are written into the text, and
     a leg of size 0 is left out, so the one plan the connection caches per statement
     (generic plans, see brain.db) knows them: a LIMIT it cannot see made the planner
-    sort every memory instead of walking the HNSW index."""
-    text_leg = (_TEXT_LEG.format(k=int(k_text), k2=2 * int(k_text)) if k_text > 0
+    sort every memory instead of walking the HNSW index.
+
+    `with_terms`: the keyword query is made inside the statement from the question's
+    terms (TERMS_SQL's parameters), not sent as values, so that the statement goes out
+    with the read's first ones instead of after the terms' answer; a last row with no
+    memory (its id NULL) carries the query (its text, and the words left to the vector
+    leg), which the trace and rank read."""
+    if with_terms:
+        tqs, idfs, tsq = "(SELECT tqs FROM kept)", "(SELECT idfs FROM kept)", "(SELECT tsq FROM kept)::tsquery"
+    else:
+        tqs, idfs, tsq = "%(tqs)s::tsquery[]", "%(idfs)s::float8[]", "%(tsq)s::tsquery"
+    text_leg = (_TEXT_LEG.format(k=int(k_text), k2=2 * int(k_text), tqs=tqs, idfs=idfs, tsq=tsq) if k_text > 0
                 else _NO_LEG.format(measure="score"))
     vector_leg = _VECTOR_LEG.format(k=int(k_vector)) if k_vector > 0 else _NO_LEG.format(measure="dist")
-    return f"""
+    if not with_terms:
+        return f"""
 WITH text_leg AS ({text_leg}
 ), vector_leg AS ({vector_leg}
 )
 SELECT coalesce(t.memory_id, v.memory_id), t.rnk, v.rnk, t.score, v.dist, coalesce(t.text, v.text)
   FROM text_leg t FULL JOIN vector_leg v USING (memory_id)"""
+    # (the kept words' query as _text_query builds it from TERMS_SQL's rows: each word's
+    # query as text and back, joined in the words' order, its weight a float8, not the
+    # numeric that ln() of a sum gives, which would sum and tie otherwise)
+    return f"""
+WITH {_TERMS_WITH}, kept AS (
+    SELECT array_agg(tq::tsquery ORDER BY ord) FILTER (WHERE kept) AS tqs,
+           array_agg(idf::float8 ORDER BY ord) FILTER (WHERE kept) AS idfs,
+           string_agg('( ' || tq || ' )', ' | ' ORDER BY ord) FILTER (WHERE kept) AS tsq,
+           coalesce(array_agg(term ORDER BY ord) FILTER (WHERE NOT kept), '{{}}') AS common
+      FROM term_rows
+), text_leg AS ({text_leg}
+), vector_leg AS ({vector_leg}
+)
+SELECT coalesce(t.memory_id, v.memory_id), t.rnk, v.rnk, t.score, v.dist, coalesce(t.text, v.text),
+       NULL::text, NULL::text[]
+  FROM text_leg t FULL JOIN vector_leg v USING (memory_id)
+ UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, k.tsq, k.common FROM kept k"""
 
 # A word held by more than this share of the memories an asker's modules hold (with a
 # floor for small stores, where every word is rare enough to rank cheaply, and a cap so
@@ -160,47 +192,42 @@ def _text_query(rows: list[Any]) -> TextQuery:
 
 
 class PendingRecall:
-    """Step 2 in three moves, so that on a pipelined connection the server runs its
-    statements while this process does other work (see brain.read.run): `start_recall`
-    sends the keyword query's statement, `send` reads it and sends the fused one,
-    `finish` reads the hits. Its elapsed ms count only this step's own moves."""
+    """Step 2 in two moves, so that on a pipelined connection the server runs its
+    statement while this process does other work (see brain.read.run): `start_recall`
+    sends the fused statement (the keyword query made inside it from the question's
+    terms), `finish` reads the hits. Its elapsed ms count only this step's own moves."""
 
     def __init__(self, conn: Executor, q: Question, qvec: np.ndarray, *, workspace: str,
                  cfg: RecallConfig) -> None:
         t0 = time.perf_counter()
-        self.conn, self.qvec, self.workspace, self.cfg = conn, qvec, workspace, cfg
-        self.terms = _send_terms(conn, q, workspace) if cfg.mode in ("hybrid", "keyword") else None
-        self.fused: Rows | None = None
-        self.tq = NO_TEXT_QUERY
-        self.k_text = self.k_vec = 0
-        self.ms = (time.perf_counter() - t0) * 1000
-
-    def send(self) -> None:
-        t0 = time.perf_counter()
-        cfg = self.cfg
-        if self.terms is not None:
-            self.tq = _text_query(self.terms.fetchall())
-        k_text = cfg.k_text if self.tq.parts else 0
+        self.cfg = cfg
+        k_text = cfg.k_text if cfg.mode in ("hybrid", "keyword") else 0
         k_vec = cfg.k_vector if cfg.mode in ("hybrid", "vector") else 0
+        params: dict[str, Any] = {"ws": workspace}
+        if k_text:
+            terms = text_query_params(q, workspace)
+            if terms["terms"]:
+                params.update(terms)
+            else:
+                k_text = 0
         if cfg.top_k:
             k_text, k_vec = (cfg.top_k if k_text else 0), (cfg.top_k if k_vec else 0)
-        params: dict[str, Any] = {"ws": self.workspace}
-        if k_text:
-            params.update(tsq=self.tq.tsquery, tqs=TsqueryArray(self.tq.parts), idfs=FloatArray(self.tq.idf))
         if k_vec:
-            params["qv"] = self.qvec
+            params["qv"] = qvec
         self.k_text, self.k_vec = k_text, k_vec
-        self.fused = self.conn.execute(hybrid_sql(k_text, k_vec), params)
-        self.ms += (time.perf_counter() - t0) * 1000
+        self.fused: Rows = conn.execute(hybrid_sql(k_text, k_vec, with_terms=bool(k_text)), params)
+        self.ms = (time.perf_counter() - t0) * 1000
 
     def finish(self) -> RecallStep:
-        if self.fused is None:
-            self.send()
-        assert self.fused is not None
         t0 = time.perf_counter()
         cfg = self.cfg
+        tq = NO_TEXT_QUERY
         hits = []
-        for mid, trank, vrank, tscore, dist, text in self.fused.fetchall():
+        for row in self.fused.fetchall():
+            mid, trank, vrank, tscore, dist, text = row[:6]
+            if mid is None:   # the keyword query the statement made (see hybrid_sql)
+                tq = TextQuery(row[6], (), (), tuple(row[7]))
+                continue
             fused = 0.0
             if trank is not None:
                 fused += cfg.text_weight / (cfg.rrf_k + trank)
@@ -211,13 +238,13 @@ class PendingRecall:
                             float(dist) if dist is not None else None, round(fused, 6)))
         hits.sort(key=lambda h: (-h.fused, h.vector_rank or 10**6, h.text_rank or 10**6))
         ms = self.ms + (time.perf_counter() - t0) * 1000
-        return RecallStep(cfg.mode, self.tq.tsquery or "", self.k_text, self.k_vec,
+        # (a text leg that kept no word read nothing: its size is 0, as when it is left out)
+        return RecallStep(cfg.mode, tq.tsquery or "", self.k_text if tq.tsquery else 0, self.k_vec,
                           sum(1 for h in hits if h.text_rank), sum(1 for h in hits if h.vector_rank),
-                          tuple(hits), ms, self.tq.common)
+                          tuple(hits), ms, tq.common)
 
 
 def start_recall(conn: Executor, q: Question, qvec: np.ndarray, *, workspace: str,
                  cfg: RecallConfig) -> PendingRecall:
-    """Both legs and their reciprocal-rank fusion, best first, from `.finish()` (which
-    sends the fused statement itself if `.send()` was not called)."""
+    """Both legs and their reciprocal-rank fusion, best first, from `.finish()`."""
     return PendingRecall(conn, q, qvec, workspace=workspace, cfg=cfg)

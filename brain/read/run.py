@@ -72,20 +72,19 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
     """Steps 1-5 in one read-only transaction, every statement pipelined (brain.wire): it
     is sent as soon as what it asks is known, and the server runs it while this process
     works on earlier rows (one connection, one snapshot). The question is read while the
-    server begins the transaction and binds it; the keyword query and the exact name
-    lookups, which depend on the question alone, follow; the fused legs run while the
-    names are matched."""
+    server begins the transaction and binds it; the exact name lookups and the fused
+    statement (both legs, its keyword query made inside it), which depend on the question
+    alone, follow, and the fused legs run while the names are matched."""
     graph = config.mode == "hybrid" and not config.top_k
     t1 = time.perf_counter()
     with store.pipelined_read(workspace, member=member, now=now) as (conn, bound):
         t_q = time.perf_counter()
         q = analyse(question, now)
         t1 += time.perf_counter() - t_q   # (the binding's step does not count the question's reading)
-        pending = start_recall(conn, q, qvec, workspace=workspace, cfg=config)
         lookups = send_lookups(conn, q, workspace=workspace) if graph else None
+        pending = start_recall(conn, q, qvec, workspace=workspace, cfg=config)
         binding = bound()
         vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
-        pending.send()
         if graph:
             anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
         rec = pending.finish()

@@ -380,3 +380,63 @@ def test_an_anchors_conversation_is_read_from_its_newest_turns(writer) -> None: 
         assert about(1000, "zeplin") == ({1} | newest - {23}, {30})   # the old turn holding the word
         assert about(10, "zeplin") == (newest, {10})                    # beyond the newest ten: not read
         assert about(10, "balon") == ({22} | newest - {23}, {10})      # within them
+
+
+def test_names_holding_a_word_are_found_alike_asked_early_or_late(demo_store: Store, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    # send_lookups asks for the names holding any word no code explains (CONTAINS_ANY_SQL),
+    # before the exact names are read; find_anchors keeps those holding a word the names
+    # left. The anchors and near misses must be those of the exact statement asked once
+    # the names are known (CONTAINS_SQL), for every question and asker, also when the
+    # early rows are cut short. (Fails if the per-entity choice of name, the words kept
+    # or the order differ.)
+    import json
+    from pathlib import Path
+
+    import brain.read.anchors as anchors_mod
+
+    members = [None] + [ln["id"] for ln in demo_lines if ln["type"] == "member" and ln["workspace"] == WS][:3]
+    questions = [json.loads(x)["question"] for x in
+                 (Path(__file__).resolve().parent.parent / "fixtures" / "questions.jsonl").read_text().splitlines()
+                 if x.strip() and json.loads(x)["workspace"] == WS]
+    early = 0
+    for member in members:
+        with demo_store.bound(WS, member=member, now=NOW, readonly=True) as (conn, _):
+            for question in questions:
+                q = analyse(question, NOW)
+                sent = anchors_mod.send_lookups(conn, q, workspace=WS)
+                got = find_anchors(conn, q, workspace=WS, cfg=HYBRID, sent=sent)
+                late = find_anchors(conn, q, workspace=WS, cfg=HYBRID,
+                                    sent=replace(anchors_mod.send_lookups(conn, q, workspace=WS), contains=None))
+                assert (got.anchors, got.near_misses) == (late.anchors, late.near_misses), question
+                early += sent.contains is not None
+    assert early > 50
+    # cut short: the exact statement is asked instead
+    assert anchors_mod._contains_from([(1, "k", "x", "n", "n x", ["x"])] * anchors_mod.CONTAINS_ANY_ROWS,
+                                      {"x": 0}) is None
+
+
+def test_a_name_holding_only_a_word_the_names_explain_does_not_anchor(writer) -> None:  # type: ignore[no-untyped-def]
+    """Asked early, the names holding a word include those holding words the exact names
+    explain ("Deniz" of "Deniz Gıda"); an entity is then anchored by its shortest name
+    holding a word the names left ("lojistik merkezi", not its shorter "deniz ltd"), as
+    the exact statement asked late does. (Fails if the early rows are kept whatever words
+    they hold, or an entity's later name replaces its first.)"""
+    from brain.format import parse_line
+    from tests.test_store import record
+
+    import brain.read.anchors as anchors_mod
+
+    writer.write(parse_line(record("a", "C-1", kind="company", name="Deniz Gıda", links=[], fields={})))
+    writer.write(parse_line(record("a", "C-2", kind="company", name="Zeta Lojistik Hizmetleri", links=[],
+                                   aliases=["Deniz Ltd", "Lojistik Merkezi"], fields={})))
+    q = analyse("Deniz Gıda ile lojistik firmasının vergi numarası", NOW)
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        sent = anchors_mod.send_lookups(conn, q, workspace="a")
+        assert sent.contains is not None
+        step = find_anchors(conn, q, workspace="a", cfg=HYBRID, sent=sent)
+        late = find_anchors(conn, q, workspace="a", cfg=HYBRID,
+                            sent=replace(anchors_mod.send_lookups(conn, q, workspace="a"), contains=None))
+    by_key = {a.node.key: a for a in step.anchors}
+    assert by_key["C-1"].how == "exact"
+    assert by_key["C-2"].how == "contains" and by_key["C-2"].score == 0.75, step.anchors   # 0.6 + 0.3 / 2
+    assert (step.anchors, step.near_misses) == (late.anchors, late.near_misses)

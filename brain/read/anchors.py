@@ -46,6 +46,23 @@ SELECT DISTINCT ON (e.entity_id) {_ENTITY_COLS}, n.name_key
  ORDER BY e.entity_id, array_length(string_to_array(n.name_key, ' '), 1), n.name_key
  LIMIT 60"""
 
+# The same, asked before the exact names are known (see send_lookups): every name holding
+# any of the forms of the words no code explains, with the forms it holds and its place
+# among its entity's names in CONTAINS_SQL's order, so that CONTAINS_SQL's answer for the
+# words the names leave can be read from these rows. At most CONTAINS_ANY_ROWS: past that
+# the exact statement is asked instead.
+CONTAINS_ANY_ROWS = 400
+CONTAINS_ANY_SQL = f"""
+SELECT {_ENTITY_COLS}, n.name_key,
+       ARRAY(SELECT f.form FROM unnest(%(forms)s::text[]) AS f(form)
+              WHERE n.name_words @@ to_tsquery('simple', quote_literal(f.form))) AS held,
+       row_number() OVER (PARTITION BY e.entity_id
+                          ORDER BY array_length(string_to_array(n.name_key, ' '), 1), n.name_key) AS place
+  FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
+ WHERE n.workspace_id = %(ws)s AND n.name_words @@ to_tsquery('simple', %(tsq)s)
+ ORDER BY e.entity_id, place
+ LIMIT {CONTAINS_ANY_ROWS}"""
+
 TRIGRAM_SQL = f"""
 SELECT q.i, {_ENTITY_COLS}, t.name_key, 1 - t.dist AS sim
   FROM unnest(%(vecs)s::sparsevec[]) WITH ORDINALITY AS q(v, i)
@@ -88,14 +105,48 @@ def _spans(words: tuple[str, ...], longest: int = 8) -> list[tuple[int, int]]:
 
 @dataclass
 class Lookups:
-    """The exact lookups of step 1 (codes, names), sent before their rows are needed:
-    what they ask depends on the question alone, so on a pipelined connection they run
-    while the keyword query is read (see brain.read.run)."""
+    """Step 1's lookups (codes, names, names holding a word), sent before their rows are
+    needed: what they ask depends on the question alone, so on a pipelined connection
+    they run before the fused statement, and this process reads them while it runs (see
+    brain.read.run)."""
     codes: Rows | None
     names: Rows | None
     coded: frozenset[int]                          # word positions that are record codes
     keys: dict[str, tuple[tuple[int, int], str]]   # name key -> (word span, exact | suffix)
     ms: float
+    contains: Rows | None = None                   # CONTAINS_ANY_SQL, for the words no code explains
+
+
+def _loose(words: tuple[str, ...], covered: set[int] | frozenset[int]) -> dict[str, int]:
+    """The forms of the words that may sit inside a longer name (not explained, not a
+    stop or kind word, four letters or more, no digit): folded stem candidates of four
+    letters or more, each with the first word it came from."""
+    forms: dict[str, int] = {}
+    for i, w in enumerate(words):
+        if i in covered or w in _NOISE or len(w) < 4 or any(ch.isdigit() for ch in w):
+            continue
+        for cand in tx.stem_candidates(w):
+            f = tx.fold(cand)
+            if len(f) >= 4 and " " not in f:
+                forms.setdefault(f, i)
+    return forms
+
+
+def _tsquery(forms: dict[str, int]) -> str:
+    return " | ".join(f"'{f}'" for f in forms)
+
+
+def _contains_from(rows: list[Any], forms: dict[str, int]) -> list[Any] | None:
+    """CONTAINS_SQL's rows for `forms`, read from CONTAINS_ANY_SQL's (asked for a superset
+    of them): each entity's first name, in that statement's order, among those holding one
+    of `forms`, by entity, at most 60. None when those rows were cut short."""
+    if len(rows) >= CONTAINS_ANY_ROWS:
+        return None
+    first: dict[int, Any] = {}
+    for row in rows:
+        if row[0] not in first and not forms.keys().isdisjoint(row[5]):
+            first[row[0]] = row[:5]
+    return [first[eid] for eid in sorted(first)][:60]
 
 
 def send_lookups(conn: Executor, q: Question, *, workspace: str) -> Lookups:
@@ -116,7 +167,14 @@ def send_lookups(conn: Executor, q: Question, *, workspace: str) -> Lookups:
             if len(cand) >= 3:
                 keys.setdefault(tx.fold(f"{head} {cand}".strip()), ((i, j), "suffix"))
     names = conn.execute(NAMES_SQL, {"ws": workspace, "keys": TextArray(keys)}) if keys else None
-    return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000)
+    # Words inside longer names are looked for among the words the names leave, which
+    # are known only once the names are read; asked now for every word no code explains,
+    # the server answers before the fused statement sent next, and find_anchors keeps
+    # the names that hold a word the names left.
+    forms = _loose(words, coded)
+    contains = (conn.execute(CONTAINS_ANY_SQL, {"ws": workspace, "forms": TextArray(forms), "tsq": _tsquery(forms)})
+                if forms else None)
+    return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000, contains)
 
 
 def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConfig,
@@ -166,19 +224,13 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             covered.update(range(i, j))
 
     # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
-    loose = [(i, w) for i, w in enumerate(words)
-             if i not in covered and w not in _NOISE and len(w) >= 4 and not any(ch.isdigit() for ch in w)]
-    if loose:
-        forms: dict[str, int] = {}
-        for i, w in loose:
-            for cand in tx.stem_candidates(w):
-                f = tx.fold(cand)
-                if len(f) >= 4 and " " not in f:
-                    forms.setdefault(f, i)
-        tsq = " | ".join(f"'{f}'" for f in forms)
-        rows = conn.execute(CONTAINS_SQL, {"ws": workspace, "tsq": tsq}).fetchall() if forms else []
+    forms = _loose(words, covered)
+    if forms:
+        holding = _contains_from(sent.contains.fetchall(), forms) if sent.contains is not None else None
+        if holding is None:
+            holding = conn.execute(CONTAINS_SQL, {"ws": workspace, "tsq": _tsquery(forms)}).fetchall()
         by_word: dict[int, list[Any]] = {}
-        for row in rows:
+        for row in holding:
             name_words = row[4].split()
             hit = [i for f, i in forms.items() if f in name_words]
             for i in set(hit):

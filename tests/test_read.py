@@ -440,3 +440,44 @@ def test_a_name_holding_only_a_word_the_names_explain_does_not_anchor(writer) ->
     assert by_key["C-1"].how == "exact"
     assert by_key["C-2"].how == "contains" and by_key["C-2"].score == 0.75, step.anchors   # 0.6 + 0.3 / 2
     assert (step.anchors, step.near_misses) == (late.anchors, late.near_misses)
+
+
+def test_path_search_asks_its_first_level_before_the_hits_are_read(demo_store: Store, embedder, company,  # type: ignore[no-untyped-def]
+                                                                   monkeypatch) -> None:
+    # The first level's edges need only the anchors: they are sent before this process
+    # reads the fused statement's rows, so the server reads them meanwhile (run._read);
+    # the walk over them finds what a walk asking for them itself finds.
+    import brain.read.paths as paths_mod
+    from brain import wire
+
+    events: list[str] = []
+    sent, fetched = wire.Reader.execute, wire._Result.fetchall
+
+    def execute(self, query, *args, **kw):  # type: ignore[no-untyped-def]
+        result = sent(self, query, *args, **kw)
+        kind = "edges" if query is paths_mod.EDGES_SQL else "fused" if "vector_leg" in query else "other"
+        events.append(f"send {kind}")
+        result._kind = kind
+        return result
+
+    def fetchall(self):  # type: ignore[no-untyped-def]
+        events.append(f"read {getattr(self, '_kind', 'other')}")
+        return fetched(self)
+
+    class Labelled(wire._Result):
+        __slots__ = ("_kind",)
+
+    monkeypatch.setattr(wire, "_Result", Labelled)
+    monkeypatch.setattr(wire.Reader, "execute", execute)
+    monkeypatch.setattr(Labelled, "fetchall", fetchall)
+    question = f"{company['name']} firmasının son siparişi nedir?"
+    r = recall(question, workspace=WS, member=None, store=demo_store, embedder=embedder)
+    assert r.trace.anchors.anchors and r.trace.paths.levels
+    assert events.index("send edges") < events.index("read fused"), events
+    import brain.read.run as run_mod
+
+    monkeypatch.setattr(run_mod, "send_first_level", lambda *a, **k: None)   # the walk asks itself
+    events.clear()
+    again = recall(question, workspace=WS, member=None, store=demo_store, embedder=embedder)
+    assert events.index("send edges") > events.index("read fused"), events
+    assert again.context == r.context and again.trace.paths.paths == r.trace.paths.paths

@@ -57,12 +57,23 @@ def _rel_stems(rel: str) -> frozenset[str]:
     return frozenset(tx.stems(rel.replace("_", " ")))
 
 
+def send_first_level(conn: Executor, anchors: AnchorStep, *, workspace: str, cfg: RecallConfig,
+                     relations: bool = True) -> Rows | None:
+    """The first level's edges (from the anchors), sent before the walk, as soon as the
+    anchors are known: the server reads them while this process reads the recalled hits.
+    None where the walk would not ask (no anchor, no hop, no relation in the workspace)."""
+    if not anchors.anchors or cfg.max_hops <= 0 or not relations:
+        return None
+    return conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(a.node.entity_id for a in anchors.anchors)})
+
+
 def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *,
-         workspace: str, cfg: RecallConfig, relations: bool = True) -> PathStep:
+         workspace: str, cfg: RecallConfig, relations: bool = True, first_level: Rows | None = None) -> PathStep:
     """Walk from the anchors; return the best paths and what the walk passed over.
 
     `relations=False` (the workspace holds no edge at all: Binding.relations) walks the
-    same, over no rows, without asking the store."""
+    same, over no rows, without asking the store. `first_level`: the first level's edges
+    as `send_first_level` sent them for these anchors."""
     t0 = time.perf_counter()
     if not anchors.anchors or cfg.max_hops <= 0:
         return PathStep((), {}, (), 0, "no anchors", (time.perf_counter() - t0) * 1000)
@@ -80,7 +91,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     # read: on a pipelined connection (brain.wire) the two cost one wait
     hit_rows = (conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": IntArray(top_hits)})
                 if top_hits and relations else None)
-    edges = send_level(frontier)
+    edges = first_level if first_level is not None else send_level(frontier)
     hit_bonus: dict[int, float] = {}
     if hit_rows is not None:
         rank = {m: i for i, m in enumerate(top_hits)}

@@ -17,7 +17,7 @@ from brain.errors import UnknownWorkspace
 from brain.read.anchors import by_meaning, find_anchors, send_lookups
 from brain.read.compact import compact
 from brain.read.config import HYBRID, RecallConfig
-from brain.read.paths import walk
+from brain.read.paths import send_first_level, walk
 from brain.read.question import Question, analyse
 from brain.read.rank import rank_facts
 from brain.read.recall import start_recall
@@ -85,8 +85,13 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         pending = start_recall(conn, q, qvec, workspace=workspace, cfg=config)
         binding = bound()
         vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
+        first_level = None
         if graph:
             anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
+            # path search's first step needs only the anchors: the server reads it while
+            # this process reads the recalled hits
+            first_level = send_first_level(conn, anchors, workspace=workspace, cfg=config,
+                                           relations=binding.relations)
         rec = pending.finish()
         # Work whose results later steps need, done while path search and rank wait for
         # the server (brain.wire: what is left is done when needed): rank splits every
@@ -102,7 +107,8 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
             raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
         if graph:
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config)
-            paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations)
+            paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
+                         first_level=first_level)
         else:
             anchors = AnchorStep((), q.info.kinds, (), 0.0)
             paths = PathStep((), {}, (), 0, "not in this mode", 0.0)

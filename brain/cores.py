@@ -16,9 +16,13 @@ snapshot. The embedding, which wants every core, runs before the transaction.
 
 Whether that pays depends on the host, and the host changes: in another phase of the
 same machine a hand-off across cores took 0.07 ms, and sharing a core made the read
-path 2-6 % slower (it loses the overlap of client and server work). So by default a
-`Chooser` decides as it runs: it times read transactions both ways (one in eight the
-way it does not prefer, at random) and prefers the way whose recent median is lower.
+path 2-6 % slower (it loses the overlap of client and server work, which the read path
+has since made more of: in December 2026's quiet phases 5.5 against 6.6 ms beyond the
+embedding, `bench questions`). So by default a `Chooser` decides as it runs: it times
+read transactions both ways (one in sixteen the way it does not take, at random) and
+shares only while sharing is clearly faster (its recent median lower by a tenth): a
+choice flipped on noise costs the overlap, and a short run (a benchmark's 59 questions)
+spent a fair part of itself on the slower way.
 
 Only where the backend is a process of this machine that we may reschedule: the embedded
 server (it runs as this user, or as the `pgserver` user when this is root). Set
@@ -82,16 +86,23 @@ def wanted(embedded: bool) -> bool:
 
 class Chooser:
     """Shares a core or not, whichever has lately made a store's read transactions
-    shorter. Until both ways have `least` timings it alternates; then it takes the way
-    with the lower median of its last `window`, and the other one time in `explore`, so
-    a change of the host's phase is seen. Thread-safe."""
+    shorter, not sharing unless sharing is clearly faster. Until both ways have `least`
+    timings it alternates; then it takes the way it prefers and the other one time in
+    `explore`, so that a change of the host's phase is seen. The two ways' medians are
+    taken over the same stretch of time (the other way's last `window` timings, and the
+    preferred way's since the first of those), and the preference changes only for a
+    median lower by `margin`. Thread-safe."""
 
-    def __init__(self, *, window: int = 24, least: int = 4, explore: int = 8, seed: int | None = None) -> None:
-        self.ms: dict[bool, deque[float]] = {True: deque(maxlen=window), False: deque(maxlen=window)}
-        self.least, self.explore = least, explore
+    def __init__(self, *, window: int = 24, least: int = 3, explore: int = 16, margin: float = 0.1,
+                 seed: int | None = None) -> None:
+        keep = window * explore * 2
+        self.ms: dict[bool, deque[tuple[int, float]]] = {True: deque(maxlen=keep), False: deque(maxlen=keep)}
+        self.window, self.least, self.explore, self.margin = window, least, explore, margin
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._turn = False
+        self._seq = 0
+        self._shares = False   # the way it prefers: not sharing, until sharing is clearly faster
 
     def choose(self) -> bool:
         forced = _setting()
@@ -101,19 +112,33 @@ class Chooser:
             if min(len(self.ms[True]), len(self.ms[False])) < self.least:
                 self._turn = not self._turn
                 return self._turn
-            preferred = self.preferred()
+            preferred = self._prefer()
             return (not preferred) if self._random.random() < 1 / self.explore else preferred
 
-    def preferred(self) -> bool:
-        """The way with the lower median so far (sharing when nothing is known)."""
+    def medians(self) -> dict[bool, float] | None:
+        """Each way's median over the same recent stretch (see the class), None until
+        both ways have been timed."""
         if not self.ms[True] or not self.ms[False]:
-            return True
-        return statistics.median(self.ms[True]) <= statistics.median(self.ms[False])
+            return None
+        start = min(self.ms[way][-min(self.window, len(self.ms[way]))][0] for way in (True, False))
+        return {way: statistics.median(ms for seq, ms in self.ms[way] if seq >= start) for way in (True, False)}
+
+    def _prefer(self) -> bool:
+        medians = self.medians()
+        if medians is not None and medians[not self._shares] < medians[self._shares] * (1 - self.margin):
+            self._shares = not self._shares
+        return self._shares
+
+    def preferred(self) -> bool:
+        """The way it takes now (not sharing when nothing is known)."""
+        with self._lock:
+            return self._prefer()
 
     def record(self, shared: bool, ms: float) -> None:
         if _setting() is None:
             with self._lock:
-                self.ms[shared].append(ms)
+                self._seq += 1
+                self.ms[shared].append((self._seq, ms))
 
 
 _backends: dict[int, bool] = {}   # pid -> is a PostgreSQL process of this machine

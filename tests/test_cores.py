@@ -126,6 +126,23 @@ def test_the_chooser_takes_the_faster_way_and_keeps_trying_the_other(
     assert later.count(not prefers) > 10             # ... and the other now and then
 
 
+def test_the_chooser_shares_only_when_sharing_is_clearly_faster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not sharing keeps the overlap of this process's and the server's work: with nothing
+    timed, or sharing faster by a few per cent only (noise, a drift of the host), the
+    chooser does not share. (Fails for a chooser that takes whichever median is lower,
+    or shares by default.)"""
+    monkeypatch.delenv("BRAIN_SHARE_CORE", raising=False)
+    chooser = cores.Chooser(seed=5)
+    assert chooser.preferred() is False
+    picks = []
+    for i in range(400):
+        shared = chooser.choose()
+        picks.append(shared)
+        chooser.record(shared, (5.0 if shared else 5.2) + (i % 5) * 0.3)
+    assert chooser.preferred() is False
+    assert picks[100:].count(False) / 300 > 0.8
+
+
 def test_the_chooser_follows_a_change_of_phase(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BRAIN_SHARE_CORE", raising=False)
     chooser = cores.Chooser(seed=3)

@@ -286,7 +286,8 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         if baseline:  # plain baselines: their own leg's order, nothing else
             score = parts["recall"]
         facts.append(_fact(mid, text, origin, kind, module, source, occurred, confirmed, expires,
-                           valid_to is not None, None, tuple(why.get(mid, ())), parts, round(score, 5), sender or None))
+                           valid_to is not None, None, tuple(why.get(mid, ())), parts, round(score, 5),
+                           sender or None))
         if correctors:
             restated[mid] = correctors
         if current_version is not None and current_version != mid:

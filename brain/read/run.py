@@ -100,7 +100,8 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         # text (alone on its line, or after a sender or an id: with a space before it).
         # A first-seen text costs ~10 us to split and ~30 us to count.
         conn.when_idle(partial(tx.stem_set, h.text) for h in rec.fused)
-        conn.when_idle(partial(count_tokens_cached, t) for h in rec.fused[:_COUNTED_AHEAD] for t in (h.text, f" {h.text}"))
+        conn.when_idle(partial(count_tokens_cached, t)
+                       for h in rec.fused[:_COUNTED_AHEAD] for t in (h.text, f" {h.text}"))
         # Only an empty recall pays for telling "no such workspace" from "nothing visible".
         if not rec.fused and conn.execute("SELECT 1 FROM workspaces WHERE workspace_id = %s",
                                           (workspace,)).fetchone() is None:

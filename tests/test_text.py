@@ -419,3 +419,66 @@ def _fold_as_first_written(s: str) -> str:
        | st.text(alphabet="aAıIiİşŞğĞüÜöÖçÇ-_'’ .,é\u0301\u0307\U0001D167\U0001F600 1-", max_size=30))
 def test_fold_keeps_its_rule(s: str) -> None:
     assert tx.fold.__wrapped__(s) == _fold_as_first_written(s)
+
+
+def _stem_candidates_by_every_suffix(word: str) -> tuple[str, ...]:
+    """The suffix walk as first written (every suffix tested with endswith), to hold the
+    faster lookup by length to the same answers."""
+    w = tx.tr_lower(word)
+    out: dict[str, None] = {w: None}
+    cut = tx._APOS_RE.search(w)
+    if cut:
+        w = w[: cut.start()]
+        if not w:
+            return tuple(out)
+        out[w] = None
+    if len(w) < 3 or tx._has_digit(w) or not w.isalpha():
+        return tuple(out)
+    found: dict[str, None] = {}
+    walked: set[str] = set()
+
+    def walk(x: str, depth: int) -> None:
+        if depth >= tx._MAX_STRIPS or x in walked:
+            return
+        walked.add(x)
+        for suf, need in tx._SUFFIXES:
+            if not x.endswith(suf):
+                continue
+            base = x[: -len(suf)]
+            if len(base) < 2 or not any(c in tx._VOWELS for c in base):
+                continue
+            ends_vowel = base[-1] in tx._VOWELS
+            if (need == tx._V and not ends_vowel) or (need == tx._C and ends_vowel):
+                continue
+            found.setdefault(base, None)
+            for soft in tx._SOFTENING.get(base[-1], ()):
+                found.setdefault(base[:-1] + soft, None)
+            walk(base, depth + 1)
+
+    walk(w, 0)
+    if w.isascii():
+        if w.endswith("ies") and len(w) > 4:
+            found.setdefault(w[:-3] + "y", None)
+        elif w.endswith("es") and len(w) > 4:
+            found.setdefault(w[:-1], None)
+            found.setdefault(w[:-2], None)
+        elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+            found.setdefault(w[:-1], None)
+    for base in sorted(found, key=len, reverse=True):
+        out.setdefault(base, None)
+    return tuple(out)
+
+
+_SUFFIX_TEXTS = [s for s, _ in tx._SUFFIXES]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.sampled_from(["talep", "kitap", "sipariş", "fatura", "dünya", "renk", "diyalog", "ev", "okul", "ağaoğlu",
+                        "order", "compan", "ab", "ı", "x"]),
+       st.lists(st.sampled_from(_SUFFIX_TEXTS + ["'", "’", "y", "n", "s", "ies", "es"]), max_size=4))
+def test_the_suffix_walk_finds_what_testing_every_suffix_finds(base: str, suffixes: list[str]) -> None:
+    """Stem candidates come from a lookup of a word's last letters by length: the same
+    bases, in the same order, as testing every suffix in turn. (Fails if the table loses
+    a suffix, a suffix's condition, or the order of suffixes of one length.)"""
+    word = base + "".join(suffixes)
+    assert tx._stem_candidates.__wrapped__(word) == _stem_candidates_by_every_suffix(word)

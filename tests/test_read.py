@@ -481,3 +481,29 @@ def test_path_search_asks_its_first_level_before_the_hits_are_read(demo_store: S
     again = recall(question, workspace=WS, member=None, store=demo_store, embedder=embedder)
     assert events.index("send edges") > events.index("read fused"), events
     assert again.context == r.context and again.trace.paths.paths == r.trace.paths.paths
+
+
+def test_the_names_and_paths_lines_are_counted_while_the_read_waits(demo_store: Store, embedder, company,  # type: ignore[no-untyped-def]
+                                                                    monkeypatch) -> None:
+    # compact's lines of names and paths are known once path search is done: their
+    # counts are given to the read's waits (brain.wire.Reader.when_idle), as the very
+    # lines compact writes. (Fails if the two write a line differently.)
+    from functools import partial
+
+    from brain import wire
+    from brain.tokens import line_tokens
+
+    given: list[str] = []
+    queue = wire.Reader.when_idle
+
+    def when_idle(self, tasks):  # type: ignore[no-untyped-def]
+        tasks = list(tasks)
+        given.extend(t.args[0] for t in tasks if isinstance(t, partial) and t.func is line_tokens)
+        return queue(self, tasks)
+
+    monkeypatch.setattr(wire.Reader, "when_idle", when_idle)
+    r = recall(f"{company['name']} firmasının son siparişinin faturası ödendi mi?", workspace=WS, member=None,
+               store=demo_store, embedder=embedder)
+    shown = [ln.text for ln in r.trace.compact.lines if ln.section in ("anchors", "paths")]
+    assert any(ln.section == "paths" for ln in r.trace.compact.lines), r.context
+    assert shown and set(shown) <= set(given), (shown, given)

@@ -14,11 +14,12 @@ import re
 import time
 from datetime import datetime
 
-from brain.read.trace import AnchorStep, CompactStep, ContextLine, Fact, Node, PathStep, RankStep
+from brain.read.trace import AnchorStep, CompactStep, ContextLine, Fact, Node, Path, PathStep, RankStep
 from brain.tokens import count_lines, fact_line_tokens, line_tokens, truncate_to_tokens
 
 _ID_RE = re.compile(r"\[(\d+)\]")
 MAX_LINE_SHARE = 0.35   # no single fact may take more than this share of the budget
+PATHS_SHOWN = 3         # the best paths a context may show (each only with its hops' facts)
 
 
 def _day(dt: datetime) -> str:
@@ -73,6 +74,20 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
     return line, n, parts
 
 
+def anchors_line(anchors: AnchorStep) -> str:
+    """The context's first line: the things the question names."""
+    return "Named: " + "; ".join(f"{a.node.label}" for a in anchors.anchors)
+
+
+def path_line(p: Path, paths: PathStep) -> str:
+    """An answer path as a context line, each hop with the [id] of the fact stating it."""
+    steps = [_node_label(paths.nodes.get(p.nodes[0]), p.nodes[0])]
+    for hop, nid in zip(p.hops, p.nodes[1:]):
+        arrow = f" -{hop.rel}-> " if hop.forward else f" <-{hop.rel}- "
+        steps.append(f"{arrow}{_node_label(paths.nodes.get(nid), nid)} [{hop.memory_id}]")
+    return "Path: " + "".join(steps)
+
+
 def _node_label(node: Node | None, eid: int) -> str:
     if node is None:
         return f"#{eid}"
@@ -97,16 +112,12 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
     facts = list(rank.facts[:top_k] if top_k else rank.facts)
     if not top_k:
         if anchors.anchors:
-            push("anchors", "Named: " + "; ".join(f"{a.node.label}" for a in anchors.anchors), None)
+            push("anchors", anchors_line(anchors), None)
         shown = {f.memory_id for f in facts}
-        for p in paths.paths[:3]:
+        for p in paths.paths[:PATHS_SHOWN]:
             if not p.hops or not all(h.memory_id in shown for h in p.hops):
                 continue
-            steps = [_node_label(paths.nodes.get(p.nodes[0]), p.nodes[0])]
-            for hop, nid in zip(p.hops, p.nodes[1:]):
-                arrow = f" -{hop.rel}-> " if hop.forward else f" <-{hop.rel}- "
-                steps.append(f"{arrow}{_node_label(paths.nodes.get(nid), nid)} [{hop.memory_id}]")
-            push("paths", "Path: " + "".join(steps), None)
+            push("paths", path_line(p, paths), None)
     dropped: list[tuple[int, float]] = []
     counted_by: dict[int, _Parts] = {}   # a fact's line -> the parts it was counted by
     cap = max(24, int(budget * MAX_LINE_SHARE))

@@ -15,7 +15,7 @@ from brain.db import Store, default_store
 from brain.embed import Embedder, get_embedder
 from brain.errors import UnknownWorkspace
 from brain.read.anchors import by_meaning, find_anchors, send_lookups
-from brain.read.compact import compact
+from brain.read.compact import PATHS_SHOWN, anchors_line, compact, path_line
 from brain.read.config import HYBRID, RecallConfig
 from brain.read.paths import send_first_level, walk
 from brain.read.question import Question, analyse
@@ -23,7 +23,7 @@ from brain.read.rank import rank_facts
 from brain.read.recall import start_recall
 from brain.read.trace import AnchorStep, PathStep, RankStep, Recall, RecallStep, Trace, VisibilityStep
 from brain.read.visibility import visibility_step
-from brain.tokens import count_tokens_cached
+from brain.tokens import count_tokens_cached, line_tokens
 from brain.wire import StatementsLost
 
 
@@ -110,6 +110,10 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
                          first_level=first_level)
+            # compact's lines of names and paths, counted while rank waits for the server
+            if anchors.anchors:
+                conn.when_idle([partial(line_tokens, anchors_line(anchors))])
+            conn.when_idle(partial(line_tokens, path_line(p, paths)) for p in paths.paths[:PATHS_SHOWN] if p.hops)
         else:
             anchors = AnchorStep((), q.info.kinds, (), 0.0)
             paths = PathStep((), {}, (), 0, "not in this mode", 0.0)

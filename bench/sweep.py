@@ -272,13 +272,25 @@ def sweep_batch(questions: list[dict[str, Any]], forb: dict[str, Forbidden], *, 
     return finish_batch(start_batch(questions, forb, data_dir=data_dir))
 
 
+def _no_context_warning(record: Any) -> bool:
+    return "missing ScriptRunContext" not in record.getMessage()
+
+
 def _apptest_ready() -> str | None:
     try:
+        import logging
+
         import streamlit.testing.v1  # noqa: F401
 
         import explorer.testing  # noqa: F401
     except Exception as exc:  # noqa: BLE001
         return f"explorer not usable for AppTest: {exc!r}"
+    # AppTest runs the pages outside `streamlit run`, where Streamlit warns, again and
+    # again, that this thread has no script context: a screenful of lines saying nothing
+    # about the sweep. (A filter, since Streamlit sets its loggers' levels anew.)
+    quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    if _no_context_warning not in quiet.filters:
+        quiet.addFilter(_no_context_warning)
     if not (ROOT / "app.py").exists():
         return "no app.py"
     return None

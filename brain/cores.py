@@ -17,8 +17,8 @@ snapshot. The embedding, which wants every core, runs before the transaction.
 Whether that pays depends on the host, and the host changes: in another phase of the
 same machine a hand-off across cores took 0.07 ms, and sharing a core made the read
 path 2-6 % slower (it loses the overlap of client and server work, which the read path
-has since made more of: in December 2026's quiet phases 5.5 against 6.6 ms beyond the
-embedding, `bench questions`). So by default a `Chooser` decides as it runs: it times
+has since made more of: in December 2026, never against always sharing, 7.3 and 10.8
+against 9.1 and 13.0 ms beyond the embedding, `bench questions`). So by default a `Chooser` decides as it runs: it times
 read transactions both ways (one in sixteen the way it does not take, at random) and
 shares only while sharing is clearly faster (its recent median lower by a tenth): a
 choice flipped on noise costs the overlap, and a short run (a benchmark's 59 questions)
@@ -84,6 +84,9 @@ def wanted(embedded: bool) -> bool:
     return embedded or setting is True
 
 
+_RECHECK = 4
+
+
 class Chooser:
     """Shares a core or not, whichever has lately made a store's read transactions
     shorter, not sharing unless sharing is clearly faster. Until both ways have `least`
@@ -103,6 +106,7 @@ class Chooser:
         self._turn = False
         self._seq = 0
         self._shares = False   # the way it prefers: not sharing, until sharing is clearly faster
+        self._checked = -_RECHECK   # the timing count when the medians were last taken
 
     def choose(self) -> bool:
         forced = _setting()
@@ -123,16 +127,20 @@ class Chooser:
         start = min(self.ms[way][-min(self.window, len(self.ms[way]))][0] for way in (True, False))
         return {way: statistics.median(ms for seq, ms in self.ms[way] if seq >= start) for way in (True, False)}
 
-    def _prefer(self) -> bool:
-        medians = self.medians()
-        if medians is not None and medians[not self._shares] < medians[self._shares] * (1 - self.margin):
-            self._shares = not self._shares
+    def _prefer(self, *, now: bool = False) -> bool:
+        # The medians run over some hundreds of timings (~40 us a read, on the read path):
+        # they are taken again after every `_RECHECK` new timings, which cannot move them far.
+        if now or self._seq - self._checked >= _RECHECK:
+            self._checked = self._seq
+            medians = self.medians()
+            if medians is not None and medians[not self._shares] < medians[self._shares] * (1 - self.margin):
+                self._shares = not self._shares
         return self._shares
 
     def preferred(self) -> bool:
         """The way it takes now (not sharing when nothing is known)."""
         with self._lock:
-            return self._prefer()
+            return self._prefer(now=True)
 
     def record(self, shared: bool, ms: float) -> None:
         if _setting() is None:

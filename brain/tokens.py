@@ -67,9 +67,9 @@ def fact_line_tokens(head: str, sender: str | None, text: str, tail: str, *, new
     the space before it (or alone, first on the line), tail with the newline. Any other
     form is counted whole. tests/test_tokens.py checks the two agree. `newline=False`:
     count_tokens of the line itself (a context's last line, which no newline follows)."""
-    line = f"{head}{sender}: {text}{tail}" if sender else f"{head}{text}{tail}"
     if (not text or text[-1].isspace() or not tail.startswith(" ") or (sender is not None and not sender)
             or (head and not (head.endswith(" ") and _ends_in_punctuation(head[:-1])))):
+        line = f"{head}{sender}: {text}{tail}" if sender else f"{head}{text}{tail}"
         return line_tokens(line) if newline else count_tokens_cached(line)
     n = count_tokens_cached(tail + "\n" if newline else tail)
     lead = ""

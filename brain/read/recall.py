@@ -221,12 +221,13 @@ class PendingRecall:
     def finish(self) -> RecallStep:
         t0 = time.perf_counter()
         cfg = self.cfg
-        tq = NO_TEXT_QUERY
+        tsquery: str | None = None   # the keyword query the statement made (see hybrid_sql) ...
+        common: tuple[str, ...] = ()   # ... and the words it left to the vector leg
         hits = []
         for row in self.fused.fetchall():
             mid, trank, vrank, tscore, dist, text = row[:6]
-            if mid is None:   # the keyword query the statement made (see hybrid_sql)
-                tq = TextQuery(row[6], (), (), tuple(row[7]))
+            if mid is None:
+                tsquery, common = row[6], tuple(row[7])
                 continue
             fused = 0.0
             if trank is not None:
@@ -239,9 +240,9 @@ class PendingRecall:
         hits.sort(key=lambda h: (-h.fused, h.vector_rank or 10**6, h.text_rank or 10**6))
         ms = self.ms + (time.perf_counter() - t0) * 1000
         # (a text leg that kept no word read nothing: its size is 0, as when it is left out)
-        return RecallStep(cfg.mode, tq.tsquery or "", self.k_text if tq.tsquery else 0, self.k_vec,
+        return RecallStep(cfg.mode, tsquery or "", self.k_text if tsquery else 0, self.k_vec,
                           sum(1 for h in hits if h.text_rank), sum(1 for h in hits if h.vector_rank),
-                          tuple(hits), ms, tq.common)
+                          tuple(hits), ms, common)
 
 
 def start_recall(conn: Executor, q: Question, qvec: np.ndarray, *, workspace: str,

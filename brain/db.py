@@ -523,7 +523,9 @@ class Store:
         """A read-only transaction, as `bound(readonly=True)`, whose statements all go
         through libpq's pipeline (brain.wire): its BEGIN and binding are sent, not waited
         for, so the caller's first statements travel with them. Yields the reader and a
-        function that returns the binding (waiting for it the first time).
+        function that returns the binding (waiting for it the first time). The caller may
+        end the transaction early (`reader.end()`, behind its last statement); otherwise it
+        is committed here.
 
         Raises wire.StatementsLost, having read nothing, when the connection's prepared
         statements were dropped since its last read: asked again, it makes them anew.

@@ -8,7 +8,9 @@ bookkeeping) cost this process 0.1-0.2 ms a statement on top of libpq's own work
 every statement is pipelined: the server runs it while this process works on earlier
 rows. Each statement is prepared once per connection and ends with its own Sync; the
 first statement that fails fails every later one too (they ran in the aborted
-transaction), and the read with it, even if nobody asked for its rows. Parameters are
+transaction), and the read with it, even if nobody asked for its rows. `end` sends the
+transaction's COMMIT behind the last statement, so that it travels while their rows are
+worked on. Parameters are
 dumped and rows loaded by psycopg's own (C) adapters, configured on the connection
 (brain.db._configure), so values look exactly as through psycopg.
 """
@@ -148,6 +150,7 @@ class Reader:
         self._idle: deque[Callable[[], object]] = deque()
         self._names = _prepared.setdefault(conn, {})
         self.failed: BaseException | None = None   # the first statement that failed
+        self._ended = False   # (end(): the COMMIT is sent)
 
     def __enter__(self) -> Reader:
         self._pgconn.enter_pipeline_mode()
@@ -171,6 +174,9 @@ class Reader:
                 binary: bool = False, prepare: bool = True) -> _Result:
         """Send one statement (psycopg's placeholder syntax); its rows come from the result.
         `prepare=False`: parsed anew each time (a statement without a plan, like BEGIN)."""
+        if self._ended:
+            # it would run outside the read's transaction, in none, without its binding
+            raise psycopg.ProgrammingError("this read's transaction was ended (Reader.end): no statement may follow")
         text, order = _convert(query)
         values: list[Any] = ([params[k] for k in order] if isinstance(params, Mapping)  # type: ignore[index]
                              else list(params or ()))
@@ -199,6 +205,16 @@ class Reader:
         result = _Result(self, made)
         self._pending.append(result)
         return result
+
+    def end(self) -> None:
+        """Send the transaction's COMMIT now, behind the statements already sent: the read
+        sends nothing after it. The server ends the transaction as soon as it has run them,
+        and the answer waits in the socket while this process works on their rows; it is
+        read when the reader closes, and the connection's own commit then finds nothing to
+        end. Committed by an exchange of its own at the read's end, a read waited 0.25-0.4
+        ms for it with nothing to do (this machine, the backend on the other core)."""
+        self.execute("COMMIT", prepare=False)
+        self._ended = True
 
     def when_idle(self, tasks: Iterable[Callable[[], object]]) -> None:
         """Work for this process while it waits for the server: each task runs where the

@@ -71,7 +71,7 @@ def test_the_wire_reads_what_psycopg_reads(store: Store, embedder: Any) -> None:
     finally:
         wire.Reader.execute = original  # type: ignore[method-assign]
     assert all(r.context for r in got.values())
-    statements = [s for s in sent if "brain_bind_read" not in s[0] and not s[0].startswith("BEGIN")]
+    statements = [s for s in sent if "brain_bind_read" not in s[0] and not s[0].startswith(("BEGIN", "COMMIT"))]
     assert len({s[0] for s in statements}) >= 8   # terms, lookups, fused, edges, node facts, candidates, ...
     for query, params, binary in statements:
         with store.pipelined_read("acme-tr", member="u-emre", now=NOW) as (reader, _):
@@ -198,4 +198,81 @@ def test_work_given_for_the_waits_runs_while_a_result_is_awaited(store: Store) -
         with store.pipelined_read("acme-tr") as (reader, _):
             reader.when_idle([lambda: 1 / 0])
             reader.execute("SELECT pg_sleep(0.05)").fetchall()
+    _idle(store)
+
+
+def test_a_read_ended_early_commits_behind_its_statements_and_takes_no_more(writer: Writer) -> None:
+    """`end()` sends the COMMIT behind the statements already sent: their rows are still
+    read after it, the snapshot they saw is the transaction's, the connection's own commit
+    then has nothing left to end (no exchange of its own), and a statement after it is
+    refused rather than run outside the read's transaction and binding. A failure before
+    the COMMIT still fails the read, and leaves the connection idle. (Fails if end()
+    commits before the statements run, or lets a statement follow it.)"""
+    from brain.format import parse_line
+
+    store = writer.store
+    writer.write(parse_line(record("a", "SO-1", sync_id="s-a")))
+    exchanges: list[bytes] = []   # the reader's connection's own commands (psycopg's commit)
+    real = psycopg.Connection._exec_command
+    ours: list[Any] = []
+
+    def own(self: Any, command: Any, *args: Any, **kw: Any) -> Any:
+        if self in ours:
+            exchanges.append(bytes(command) if isinstance(command, (bytes, bytearray)) else str(command).encode())
+        return real(self, command, *args, **kw)
+
+    psycopg.Connection._exec_command = own  # type: ignore[method-assign]
+    try:
+        with store.pipelined_read("a", member=None) as (reader, bound):
+            ours.append(reader.conn)
+            before = reader.execute("SELECT count(*) FROM memories")
+            slow = reader.execute("SELECT pg_sleep(0.05), current_setting('brain.workspace')")
+            reader.end()
+            with pytest.raises(psycopg.ProgrammingError, match="ended"):
+                reader.execute("SELECT 1")
+            n = before.fetchone()[0]
+            writer.write(parse_line(record("a", f"SO-{n + 1}", sync_id=f"s-{n + 1}")))
+            assert slow.fetchone()[1] == "a"   # ran in the bound transaction, before its COMMIT
+            assert bound().workspace == "a"
+    finally:
+        psycopg.Connection._exec_command = real  # type: ignore[method-assign]
+    assert not any(c.startswith(b"COMMIT") for c in exchanges), exchanges   # (the reader's COMMIT ended it)
+    assert n > 0 and count(store, "a", "SELECT count(*) FROM memories") == n + 1
+    _idle(store)
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        with store.pipelined_read("a") as (reader, _):
+            reader.execute("SELECT 1 / 0")
+            reader.end()
+    _idle(store)
+
+
+def test_a_recall_ends_its_transaction_before_reading_its_last_rows(store: Store, embedder: Any) -> None:
+    """The read's COMMIT is sent right behind its last statement (rank's candidates), not
+    after their rows are read: the server ends the read while rank and compact work.
+    (Fails when the transaction is committed by an exchange of its own at the end.)"""
+    seen: list[str] = []
+    execute, collect = wire.Reader.execute, wire.Reader._collect_one
+
+    def sending(self: wire.Reader, query: str, *args: Any, **kw: Any) -> Any:
+        seen.append("COMMIT sent" if query == "COMMIT" else "candidates sent" if "WITH seed AS" in query else "sent")
+        return execute(self, query, *args, **kw)
+
+    def reading(self: wire.Reader) -> Any:
+        result = collect(self)
+        seen.append("read")
+        return result
+
+    wire.Reader.execute = sending  # type: ignore[method-assign]
+    wire.Reader._collect_one = reading  # type: ignore[method-assign]
+    try:
+        for question in QUESTIONS:
+            seen.clear()
+            r = recall(question, workspace="acme-tr", member="u-emre", now=NOW, store=store, embedder=embedder)
+            assert r.context
+            assert seen.count("COMMIT sent") == 1 and seen.count("candidates sent") == 1, seen
+            at = seen.index("candidates sent")
+            assert seen[at + 1] == "COMMIT sent", seen   # (the candidates' rows not read before it)
+            assert seen[-2:] == ["read", "read"] and "sent" not in seen[at + 2:], seen
+    finally:
+        wire.Reader.execute, wire.Reader._collect_one = execute, collect  # type: ignore[method-assign]
     _idle(store)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -165,7 +166,10 @@ _ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its
 
 
 def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep,
-               anchors: AnchorStep, paths: PathStep, *, workspace: str, cfg: RecallConfig) -> RankStep:
+               anchors: AnchorStep, paths: PathStep, *, workspace: str, cfg: RecallConfig,
+               then: Callable[[], object] | None = None) -> RankStep:
+    """Rank reads the read's last rows: `then`, if given, is called as soon as its last
+    statement is sent (run.py ends the transaction there, brain.wire.Reader.end)."""
     t0 = time.perf_counter()
     why: dict[int, list[str]] = {}
     path_score: dict[int, float] = {}
@@ -218,8 +222,11 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     # Only the read path proper looks beside its hits; the plain baselines stay plain.
     seeds = [h.memory_id for h in recall.fused[: cfg.beside_seeds]] if graph_mode else []
     # binary: ids, times and numbers come back as values, not text for Python to parse
-    rows = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": IntArray(why), "qv": qvec, "seeds": IntArray(seeds),
-                                         "width": cfg.beside_width}, binary=True).fetchall() if why else []
+    sent = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": IntArray(why), "qv": qvec, "seeds": IntArray(seeds),
+                                         "width": cfg.beside_width}, binary=True) if why else None
+    if then is not None:
+        then()
+    rows = sent.fetchall() if sent is not None else []
     q_stems = q.stems
     # What each candidate shares with the question (the sender named before the text):
     # counted here for the weights, summed below for the score. Stems are read word by

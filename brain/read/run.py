@@ -117,5 +117,7 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         else:
             anchors = AnchorStep((), q.info.kinds, (), 0.0)
             paths = PathStep((), {}, (), 0, "not in this mode", 0.0)
-        ranked = rank_facts(conn, q, qvec, rec, anchors, paths, workspace=workspace, cfg=config)
+        # rank sends the read's last statement: the transaction's COMMIT goes right behind
+        # it, and the server ends the read while rank and compact work
+        ranked = rank_facts(conn, q, qvec, rec, anchors, paths, workspace=workspace, cfg=config, then=conn.end)
     return q, anchors, rec, paths, ranked, vis

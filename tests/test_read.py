@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from dataclasses import replace
+from typing import Any
 from datetime import datetime, timedelta, timezone
 
 import psycopg
@@ -380,6 +381,55 @@ def test_an_anchors_conversation_is_read_from_its_newest_turns(writer) -> None: 
         assert about(1000, "zeplin") == ({1} | newest - {23}, {30})   # the old turn holding the word
         assert about(10, "zeplin") == (newest, {10})                    # beyond the newest ten: not read
         assert about(10, "balon") == ({22} | newest - {23}, {10})      # within them
+
+
+def test_node_facts_read_inside_the_candidates_statement_are_those_of_their_own(demo_store: Store, embedder,  # type: ignore[no-untyped-def]
+                                                                               demo_lines) -> None:
+    # Rank reads the node facts inside its candidates statement (CANDIDATES_WITH_NODES_SQL);
+    # each candidate must carry exactly the node facts the statement of their own
+    # (node_facts_sql) gives for the same parameters, in its order, for every demo question
+    # and a few askers. (Fails if a part, an entity, a count or their order differs, or if a
+    # node fact's memory is not among the candidates.)
+    import json
+    from pathlib import Path
+
+    import brain.read.rank as rank
+    from brain import wire
+
+    members = [None] + [ln["id"] for ln in demo_lines if ln["type"] == "member" and ln["workspace"] == WS][:2]
+    questions = [json.loads(x)["question"] for x in
+                 (Path(__file__).resolve().parent.parent / "fixtures" / "questions.jsonl").read_text().splitlines()
+                 if x.strip() and json.loads(x)["workspace"] == WS][::3]
+    sent: list[tuple[Any, Any]] = []
+    execute = wire.Reader.execute
+
+    def capture(self, query, params=None, **kw):  # type: ignore[no-untyped-def]
+        result = execute(self, query, params, **kw)
+        if query is rank.CANDIDATES_WITH_NODES_SQL:
+            sent.append((params, result))
+        return result
+
+    wire.Reader.execute = capture  # type: ignore[method-assign]
+    checked = 0
+    try:
+        for member in members:
+            for question in questions:
+                sent.clear()
+                recall(question, workspace=WS, member=member, now=NOW, store=demo_store, embedder=embedder)
+                if not sent:
+                    continue
+                params, result = sent[0]
+                carried = {row[0]: [tuple(x) for x in row[16]] for row in result.fetchall() if row[16]}
+                with demo_store.bound(WS, member=member, now=NOW, readonly=True) as (conn, _):
+                    own = conn.execute(rank.node_facts_sql(rank.ABOUT_COUNTED), params).fetchall()
+                expected: dict[int, list[tuple[int, int, int]]] = {}
+                for eid, mid, role, named in own:
+                    expected.setdefault(mid, []).append((rank._ROLES.index(role) + 1, eid, named))
+                assert carried == expected, question
+                checked += bool(expected)
+    finally:
+        wire.Reader.execute = execute  # type: ignore[method-assign]
+    assert checked >= 10, checked
 
 
 def test_names_holding_a_word_are_found_alike_asked_early_or_late(demo_store: Store, demo_lines) -> None:  # type: ignore[no-untyped-def]

@@ -254,7 +254,7 @@ def test_a_recall_ends_its_transaction_before_reading_its_last_rows(store: Store
     execute, collect = wire.Reader.execute, wire.Reader._collect_one
 
     def sending(self: wire.Reader, query: str, *args: Any, **kw: Any) -> Any:
-        seen.append("COMMIT sent" if query == "COMMIT" else "candidates sent" if "WITH seed AS" in query else "sent")
+        seen.append("COMMIT sent" if query == "COMMIT" else "candidates sent" if "cand AS (" in query else "sent")
         return execute(self, query, *args, **kw)
 
     def reading(self: wire.Reader) -> Any:

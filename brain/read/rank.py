@@ -33,8 +33,8 @@ from brain.wire import Executor
 # turn a matching reaction answers ("Congrats on the promotion!"); it need not share a
 # word with the question. Fetched here, in the one candidates statement, so a recall pays
 # no extra round trip; `beside` lists the seeds a row sits next to.
-CANDIDATES_SQL = """
-WITH seed AS (
+_CANDIDATES = """
+WITH {node_facts}seed AS (
     SELECT s.memory_id, s.thread, s.occurred_at
       FROM visible_memories s
      WHERE s.workspace_id = %(ws)s AND s.memory_id = ANY(%(seeds)s) AND s.thread IS NOT NULL
@@ -60,7 +60,7 @@ WITH seed AS (
 -- read every memory of the workspace: 50 ms at 100,000 rows). Every id in it came through
 -- the visibility rule (recall, path, node facts, and `near` above).
 ), cand AS (
-    SELECT unnest(%(ids)s::bigint[]) AS memory_id UNION SELECT n.memory_id FROM near n
+    SELECT unnest(%(ids)s::bigint[]) AS memory_id UNION SELECT n.memory_id FROM near n{node_cand}
 -- the conversation turns among these candidates that restate another of them (found when
 -- they were written, brain/corrections.py), the latest first: all pairs in one look, as a
 -- subquery per row cost 0.3-0.6 ms on LoCoMo's ~90 candidates
@@ -81,7 +81,8 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
            (SELECT c.memory_id FROM visible_memories c
              WHERE c.workspace_id = m.workspace_id AND c.ref_key = m.ref_key AND c.valid_to IS NULL
              LIMIT 1) END AS current_version,
-       bs.seeds AS beside
+       bs.seeds AS beside,
+       {node_cols} AS node_facts
   FROM visible_memories m
   LEFT JOIN restated rs ON rs.older_id = m.memory_id
   -- the seeds a row sits beside, grouped once (a subquery per row cost ~0.3 ms on LoCoMo)
@@ -89,7 +90,7 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
          ON bs.memory_id = m.memory_id
   -- who sent it (one sender at most: sql/020)
   LEFT JOIN memory_entities mf ON mf.workspace_id = m.workspace_id AND mf.memory_id = m.memory_id AND mf.role = 'from'
-  LEFT JOIN entities se ON se.workspace_id = mf.workspace_id AND se.entity_id = mf.entity_id
+  LEFT JOIN entities se ON se.workspace_id = mf.workspace_id AND se.entity_id = mf.entity_id{node_join}
  WHERE m.workspace_id = %(ws)s AND m.memory_id IN (SELECT memory_id FROM cand)
  -- equal scores keep row order: a fixed one, not the plan's
  ORDER BY m.memory_id"""
@@ -102,7 +103,7 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
 # query are ranked by ts_rank, which costs far more than the match itself.
 ABOUT_COUNTED = 1000   # an anchor's newest turns read, at most (it pulls them as weakly beyond)
 
-_NODE_FACTS = """
+_NODE_FACTS_ROWS = """
 SELECT * FROM (
     (SELECT me.entity_id, me.memory_id, 'subject' AS role, 1 AS named
        FROM unnest(%(nodes)s::bigint[]) AS n(entity_id)
@@ -144,19 +145,37 @@ SELECT * FROM (
               AND m.valid_to IS NULL
             ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
                      m.occurred_at DESC, me.memory_id DESC
-            LIMIT 4) x)) u
--- the parts in the order above, each in a fixed order (not the plan's)
-ORDER BY array_position(ARRAY['subject', 'about', 'attached'], u.role), 1, 2"""
+            LIMIT 4) x)) u"""
+_ROLES = ("subject", "about", "attached")
+_PART = "array_position(ARRAY['subject', 'about', 'attached'], u.role)"
 
 
 def node_facts_sql(counted: int) -> str:
-    """The node facts statement reading at most `counted` of an anchor's newest turns
-    (written into the text: under generic plans a LIMIT it cannot see is planned as if it
-    kept most rows)."""
-    return _NODE_FACTS.replace("{counted}", str(int(counted)))
+    """The node facts alone, as a statement (entity, memory, role, how many turns name the
+    entity), reading at most `counted` of an anchor's newest turns (written into the text:
+    under generic plans a LIMIT it cannot see is planned as if it kept most rows)."""
+    # the parts in the order above, each in a fixed order (not the plan's)
+    return _NODE_FACTS_ROWS.replace("{counted}", str(int(counted))) + f"\nORDER BY {_PART}, 1, 2"
 
 
-NODE_FACTS_SQL = node_facts_sql(ABOUT_COUNTED)
+# The node facts read inside the candidates statement: their memories join the candidates
+# on the server, and each candidate row carries what made it one, [part, entity, named]
+# per node fact in the order of node_facts_sql (part: 1 subject, 2 about, 3 attached).
+# As two statements they cost an exchange between them, the server idle while this process
+# read the first one's rows and sent the second (~0.1-0.17 ms), and a second plan's start
+# and end (bench compare, 16 rounds: read path 5.3 -> 5.2 ms; LoCoMo 6.1 -> 5.7, 6.6 -> 6.5).
+_WITH_NODES = {
+    "node_facts": "nf AS MATERIALIZED (\nSELECT u.*, " + _PART + " AS part FROM ("
+                  + _NODE_FACTS_ROWS.replace("{counted}", str(ABOUT_COUNTED)) + ") u\n), ",
+    "node_cand": " UNION SELECT nf.memory_id FROM nf",
+    "node_cols": "nfa.why",
+    "node_join": """
+  LEFT JOIN (SELECT nf.memory_id,
+                    array_agg(ARRAY[nf.part::bigint, nf.entity_id, nf.named::bigint] ORDER BY nf.part, nf.entity_id) AS why
+               FROM nf GROUP BY 1) nfa ON nfa.memory_id = m.memory_id""",
+}
+CANDIDATES_SQL = _CANDIDATES.format(**{**dict.fromkeys(_WITH_NODES, ""), "node_cols": "NULL::bigint[]"})
+CANDIDATES_WITH_NODES_SQL = _CANDIDATES.format(**_WITH_NODES)
 
 
 WEIGHTS = {"meaning": 0.30, "stems": 0.45, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
@@ -201,32 +220,38 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         on_path = {n: 0.6 for p in best for n in p.nodes}
         anchor_ids = [a.node.entity_id for a in anchors.anchors]
         node_weight = {**on_path, **{a.node.entity_id: 0.8 * a.score for a in anchors.anchors}, **end_nodes}
-        if node_weight:
-            # Records attached to an answer node (an account for a company) hold what the
-            # question may ask one step beyond the kinds it names; best text matches first.
-            params = {"ws": workspace, "nodes": IntArray(node_weight), "anchors": IntArray(anchor_ids),
-                      "ends": IntArray([n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids),
-                      # the keyword leg's query (its rare words; None when it kept none)
-                      "tsq": recall.tsquery or None}
-            for eid, mid, role, named in conn.execute(NODE_FACTS_SQL, params):
-                if role == "attached":
+
+    # Only the read path proper looks beside its hits; the plain baselines stay plain.
+    seeds = [h.memory_id for h in recall.fused[: cfg.beside_seeds]] if graph_mode else []
+    params = {"ws": workspace, "ids": IntArray(why), "qv": qvec, "seeds": IntArray(seeds), "width": cfg.beside_width}
+    sql = CANDIDATES_SQL
+    if graph_mode and node_weight:
+        # Records attached to an answer node (an account for a company) hold what the
+        # question may ask one step beyond the kinds it names; best text matches first.
+        sql = CANDIDATES_WITH_NODES_SQL
+        params.update({"nodes": IntArray(node_weight), "anchors": IntArray(anchor_ids),
+                       "ends": IntArray([n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids),
+                       # the keyword leg's query (its rare words; None when it kept none)
+                       "tsq": recall.tsquery or None})
+    # binary: ids, times and numbers come back as values, not text for Python to parse
+    sent = conn.execute(sql, params, binary=True) if why or sql is not CANDIDATES_SQL else None
+    if then is not None:
+        then()
+    rows = sent.fetchall() if sent is not None else []
+    if sql is not CANDIDATES_SQL:
+        # each candidate's node facts (see _WITH_NODES), in node_facts_sql's order for it
+        for r in rows:
+            for part, eid, named in r[16] or ():
+                mid = r[0]
+                if part == 3:
                     add(mid, "attached to answer node", 0.3 * node_weight.get(eid, 0.5))
-                elif role == "subject":
+                elif part == 1:
                     add(mid, "answer node" if eid in end_nodes else "anchor" if eid in anchor_ids else "path node",
                         node_weight.get(eid, 0.5))
                 else:
                     # an anchor that hundreds of turns name (a party to the conversation)
                     # says little about which of them answers
                     add(mid, "about anchor", 0.35 * min(1.0, _ABOUT_SPECIFIC / max(1, named)))
-
-    # Only the read path proper looks beside its hits; the plain baselines stay plain.
-    seeds = [h.memory_id for h in recall.fused[: cfg.beside_seeds]] if graph_mode else []
-    # binary: ids, times and numbers come back as values, not text for Python to parse
-    sent = conn.execute(CANDIDATES_SQL, {"ws": workspace, "ids": IntArray(why), "qv": qvec, "seeds": IntArray(seeds),
-                                         "width": cfg.beside_width}, binary=True) if why else None
-    if then is not None:
-        then()
-    rows = sent.fetchall() if sent is not None else []
     q_stems = q.stems
     # What each candidate shares with the question (the sender named before the text):
     # counted here for the weights, summed below for the score. Stems are read word by
@@ -258,7 +283,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     idf_of = idf.__getitem__
     baseline = bool(cfg.top_k)
     for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, importance,
-         sim, correctors, sender, current_version, next_to) in rows:
+         sim, correctors, sender, current_version, next_to, _node_facts) in rows:
         if next_to:
             beside[mid] = tuple(next_to)
         if sender:  # the sender is a visible entity: this fact links it

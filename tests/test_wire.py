@@ -276,3 +276,27 @@ def test_a_recall_ends_its_transaction_before_reading_its_last_rows(store: Store
     finally:
         wire.Reader.execute, wire.Reader._collect_one = execute, collect  # type: ignore[method-assign]
     _idle(store)
+
+
+def test_a_pipelined_read_leaves_psycopg_s_autocommit_alone(store: Store, embedder: Any) -> None:
+    """brain.wire begins and ends the read itself, past psycopg, so the connection is not
+    switched to autocommit and back (each switch is psycopg's exchange with itself); the
+    read is still one bound transaction, committed, and the connection idle after it.
+    (Fails when the pipelined read switches autocommit.)"""
+    switched: list[bool] = []
+    real = psycopg.Connection._set_autocommit
+
+    def switching(self: Any, value: bool) -> None:
+        switched.append(value)
+        real(self, value)
+
+    psycopg.Connection._set_autocommit = switching  # type: ignore[method-assign]
+    try:
+        r = recall(QUESTIONS[0], workspace="acme-tr", member="u-emre", now=NOW, store=store, embedder=embedder)
+        with store.pipelined_read("acme-tr") as (reader, bound):   # (ended by the store's commit)
+            assert reader.execute("SELECT count(*) FROM memories").fetchone()[0] > 0
+            assert bound().workspace == "acme-tr"
+    finally:
+        psycopg.Connection._set_autocommit = real  # type: ignore[method-assign]
+    assert r.context and switched == []
+    _idle(store)

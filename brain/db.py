@@ -547,11 +547,12 @@ class Store:
     @contextlib.contextmanager
     def _read_connection(self, *, autocommit: bool = True) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection for one read transaction that the caller begins: in
-        autocommit for the read's length (its statements begin and bind it), committed
-        at the end, rolled back on an error, handed back to the pool idle.
-        `autocommit=False`: the caller's statements do not go through psycopg (brain.wire,
-        which sends its own BEGIN), so psycopg would not begin one of its own, and the
-        connection need not be switched (two of psycopg's exchanges with itself, ~50 us)."""
+        autocommit for the read's length (its statements begin and bind it, and psycopg
+        must not begin one before them), committed at the end, rolled back on an error,
+        handed back to the pool idle. `autocommit=False` where the caller's statements do
+        not go through psycopg (brain.wire sends its own BEGIN by libpq, which psycopg
+        never sees): the connection is then not switched to autocommit and back, two of
+        psycopg's exchanges with itself (~50 us a read after an embedding)."""
         with wrap_db_errors(), self.pool.connection() as conn:
             if autocommit:
                 conn.autocommit = True

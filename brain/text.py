@@ -12,7 +12,7 @@ import math
 import re
 import unicodedata
 import zlib
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
@@ -187,8 +187,6 @@ _SUFFIXES: tuple[tuple[str, str], ...] = tuple(sorted(
     ((suf, need) for need, group in _SUFFIX_GROUPS.items() for suf in group.split()),
     key=lambda x: -len(x[0]),
 ))
-# Consonant softening before a vowel suffix (talep→talebi, kitap→kitabı, renk→rengi,
-# diyalog→diyaloğu): a stripped base gets its dictionary form back.
 # The same suffixes by length, longest first, each with its entries in the order above: a
 # word ends in at most one suffix of each length, so the walk below looks up its last L
 # letters for each length L instead of testing every suffix (a first-seen word cost ~100
@@ -196,12 +194,20 @@ _SUFFIXES: tuple[tuple[str, str], ...] = tuple(sorted(
 _SUFFIXES_BY_LENGTH: tuple[tuple[int, dict[str, tuple[tuple[str, str], ...]]], ...] = tuple(
     (n, {suf: tuple(e for e in _SUFFIXES if e[0] == suf) for suf, _ in _SUFFIXES if len(suf) == n})
     for n in sorted({len(suf) for suf, _ in _SUFFIXES}, reverse=True))
+# Consonant softening before a vowel suffix (talep→talebi, kitap→kitabı, renk→rengi,
+# diyalog→diyaloğu): a stripped base gets its dictionary form back.
 _SOFTENING: dict[str, tuple[str, ...]] = {"b": ("p",), "c": ("ç",), "d": ("t",), "ğ": ("k", "g"), "g": ("k",)}
 _MAX_STRIPS = 4
 
 
 @lru_cache(maxsize=65536)
 def _stem_candidates(word: str) -> tuple[str, ...]:
+    return _candidates(word, _suffix_bases)
+
+
+def _candidates(word: str, bases: Callable[[str], dict[str, None]]) -> tuple[str, ...]:
+    """_stem_candidates with the suffix walk given (`bases`: a lowered word's bases, in
+    the order found), so that tests can hold the walk to another one."""
     w = tr_lower(word)
     out: dict[str, None] = {w: None}
     cut = _APOS_RE.search(w)
@@ -212,6 +218,24 @@ def _stem_candidates(word: str) -> tuple[str, ...]:
         out[w] = None
     if len(w) < 3 or _has_digit(w) or not w.isalpha():
         return tuple(out)
+    found = bases(w)
+    # English plurals ("orders", "invoices", "companies"), only for ASCII words.
+    if w.isascii():
+        if w.endswith("ies") and len(w) > 4:
+            found.setdefault(w[:-3] + "y", None)
+        elif w.endswith("es") and len(w) > 4:
+            found.setdefault(w[:-1], None)
+            found.setdefault(w[:-2], None)
+        elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+            found.setdefault(w[:-1], None)
+    for base in sorted(found, key=len, reverse=True):  # stable: ties keep discovery order
+        out.setdefault(base, None)
+    return tuple(out)
+
+
+def _suffix_bases(w: str) -> dict[str, None]:
+    """The bases of a lowered word with up to _MAX_STRIPS Turkish suffixes stripped (each
+    also in its softened dictionary form), in the order the walk finds them."""
     found: dict[str, None] = {}
     walked: set[str] = set()
 
@@ -233,18 +257,7 @@ def _stem_candidates(word: str) -> tuple[str, ...]:
                 walk(base, depth + 1)
 
     walk(w, 0)
-    # English plurals ("orders", "invoices", "companies"), only for ASCII words.
-    if w.isascii():
-        if w.endswith("ies") and len(w) > 4:
-            found.setdefault(w[:-3] + "y", None)
-        elif w.endswith("es") and len(w) > 4:
-            found.setdefault(w[:-1], None)
-            found.setdefault(w[:-2], None)
-        elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
-            found.setdefault(w[:-1], None)
-    for base in sorted(found, key=len, reverse=True):  # stable: ties keep discovery order
-        out.setdefault(base, None)
-    return tuple(out)
+    return found
 
 
 def stem_candidates(word: str) -> list[str]:

@@ -424,16 +424,6 @@ def test_fold_keeps_its_rule(s: str) -> None:
 def _stem_candidates_by_every_suffix(word: str) -> tuple[str, ...]:
     """The suffix walk as first written (every suffix tested with endswith), to hold the
     faster lookup by length to the same answers."""
-    w = tx.tr_lower(word)
-    out: dict[str, None] = {w: None}
-    cut = tx._APOS_RE.search(w)
-    if cut:
-        w = w[: cut.start()]
-        if not w:
-            return tuple(out)
-        out[w] = None
-    if len(w) < 3 or tx._has_digit(w) or not w.isalpha():
-        return tuple(out)
     found: dict[str, None] = {}
     walked: set[str] = set()
 
@@ -455,18 +445,11 @@ def _stem_candidates_by_every_suffix(word: str) -> tuple[str, ...]:
                 found.setdefault(base[:-1] + soft, None)
             walk(base, depth + 1)
 
-    walk(w, 0)
-    if w.isascii():
-        if w.endswith("ies") and len(w) > 4:
-            found.setdefault(w[:-3] + "y", None)
-        elif w.endswith("es") and len(w) > 4:
-            found.setdefault(w[:-1], None)
-            found.setdefault(w[:-2], None)
-        elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
-            found.setdefault(w[:-1], None)
-    for base in sorted(found, key=len, reverse=True):
-        out.setdefault(base, None)
-    return tuple(out)
+    def bases(w: str) -> dict[str, None]:
+        walk(w, 0)
+        return found
+
+    return tx._candidates(word, bases)
 
 
 _SUFFIX_TEXTS = [s for s, _ in tx._SUFFIXES]

@@ -146,8 +146,10 @@ SELECT * FROM (
             ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
                      m.occurred_at DESC, me.memory_id DESC
             LIMIT 4) x)) u"""
+# A node fact's part, numbered from 1 in this order (the order node facts come in).
 _ROLES = ("subject", "about", "attached")
-_PART = "array_position(ARRAY['subject', 'about', 'attached'], u.role)"
+_SUBJECT, _ABOUT, _ATTACHED = (_ROLES.index(r) + 1 for r in _ROLES)
+_PART = "array_position(ARRAY[" + ", ".join(f"'{r}'" for r in _ROLES) + "], u.role)"
 
 
 def node_facts_sql(counted: int) -> str:
@@ -160,10 +162,11 @@ def node_facts_sql(counted: int) -> str:
 
 # The node facts read inside the candidates statement: their memories join the candidates
 # on the server, and each candidate row carries what made it one, [part, entity, named]
-# per node fact in the order of node_facts_sql (part: 1 subject, 2 about, 3 attached).
+# per node fact in the order of node_facts_sql (part: _SUBJECT, _ABOUT, _ATTACHED).
 # As two statements they cost an exchange between them, the server idle while this process
 # read the first one's rows and sent the second (~0.1-0.17 ms), and a second plan's start
-# and end (bench compare, 16 rounds: read path 5.3 -> 5.2 ms; LoCoMo 6.1 -> 5.7, 6.6 -> 6.5).
+# and end (bench compare, 16 rounds: read path 5.3 -> 5.2 ms; LoCoMo, three runs: 6.2 ->
+# 6.3, 6.1 -> 5.7, 6.6 -> 6.5 ms).
 _WITH_NODES = {
     "node_facts": "nf AS MATERIALIZED (\nSELECT u.*, " + _PART + " AS part FROM ("
                   + _NODE_FACTS_ROWS.replace("{counted}", str(ABOUT_COUNTED)) + ") u\n), ",
@@ -224,28 +227,28 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     # Only the read path proper looks beside its hits; the plain baselines stay plain.
     seeds = [h.memory_id for h in recall.fused[: cfg.beside_seeds]] if graph_mode else []
     params = {"ws": workspace, "ids": IntArray(why), "qv": qvec, "seeds": IntArray(seeds), "width": cfg.beside_width}
-    sql = CANDIDATES_SQL
-    if graph_mode and node_weight:
+    with_nodes = graph_mode and bool(node_weight)
+    if with_nodes:
         # Records attached to an answer node (an account for a company) hold what the
         # question may ask one step beyond the kinds it names; best text matches first.
-        sql = CANDIDATES_WITH_NODES_SQL
         params.update({"nodes": IntArray(node_weight), "anchors": IntArray(anchor_ids),
                        "ends": IntArray([n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids),
                        # the keyword leg's query (its rare words; None when it kept none)
                        "tsq": recall.tsquery or None})
     # binary: ids, times and numbers come back as values, not text for Python to parse
-    sent = conn.execute(sql, params, binary=True) if why or sql is not CANDIDATES_SQL else None
+    sent = (conn.execute(CANDIDATES_WITH_NODES_SQL if with_nodes else CANDIDATES_SQL, params, binary=True)
+            if why or with_nodes else None)
     if then is not None:
         then()
     rows = sent.fetchall() if sent is not None else []
-    if sql is not CANDIDATES_SQL:
+    if with_nodes:
         # each candidate's node facts (see _WITH_NODES), in node_facts_sql's order for it
         for r in rows:
             for part, eid, named in r[16] or ():
                 mid = r[0]
-                if part == 3:
+                if part == _ATTACHED:
                     add(mid, "attached to answer node", 0.3 * node_weight.get(eid, 0.5))
-                elif part == 1:
+                elif part == _SUBJECT:
                     add(mid, "answer node" if eid in end_nodes else "anchor" if eid in anchor_ids else "path node",
                         node_weight.get(eid, 0.5))
                 else:

@@ -12,7 +12,7 @@ import math
 import re
 import unicodedata
 import zlib
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 __all__ = [
     "ATTRIBUTE_WORDS", "CODE_RE", "KIND_WORDS", "NameIndex", "Period", "STOPWORDS", "TRIGRAM_DIM",
-    "codes", "expand_terms", "find_mentions", "fold", "kinds_in", "normalize_for_search",
+    "codes", "expand_terms", "find_mentions", "fold", "fold_joined", "kinds_in", "normalize_for_search",
     "parse_period", "stem_candidates", "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "words",
 ]
 
@@ -85,6 +85,13 @@ def fold(s: str) -> str:
     # (a regular expression, not a loop over characters: \w is exactly str.isalnum()
     # and '_', so this keeps letters, digits and '-' and turns the rest into spaces)
     return _fold_tokens(_NOT_WORD_RE.sub(" ", t))
+
+
+def fold_joined(folded: Sequence[str]) -> str:
+    """fold() of words joined by spaces, from each word's own fold(): fold works character
+    by character and then splits at white space, so the joined words' key is their keys
+    joined, the empty ones left out (tests/test_text.py checks the two agree)."""
+    return " ".join(f for f in folded if f)
 
 
 def _fold_tokens(t: str) -> str:

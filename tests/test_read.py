@@ -198,11 +198,13 @@ def test_recall_runs_in_one_read_only_transaction(demo_store: Store) -> None:
 
 def test_the_question_is_read_while_the_server_begins_the_read(demo_store: Store, embedder, company,  # type: ignore[no-untyped-def]
                                                                monkeypatch) -> None:
-    # The transaction's BEGIN and binding go out before the question is analysed, so
-    # that the server runs them meanwhile (brain.read.run._read): the analysis must find
-    # them already sent, and the read's statements must follow it.
+    # The transaction's BEGIN and binding go out before the question is read, so that the
+    # server runs them meanwhile (brain.read.run._read): its words must find them already
+    # sent, the statements they ask must follow, and the rest of the question is read
+    # after those went out (tests/test_wire.py checks which ones).
     import brain.read.run as run
     from brain import wire
+    from brain.read.question import read_words
 
     seen: list[str] = []
     sent = wire.Reader.execute
@@ -212,16 +214,23 @@ def test_the_question_is_read_while_the_server_begins_the_read(demo_store: Store
         return sent(self, query, *args, **kw)
 
     def reading(question, now):  # type: ignore[no-untyped-def]
+        seen.append("words")
+        return read_words(question, now)
+
+    def analysing(question, now, wording=None):  # type: ignore[no-untyped-def]
         seen.append("analyse")
-        return analyse(question, now)
+        return analyse(question, now, wording)
 
     monkeypatch.setattr(wire.Reader, "execute", execute)
-    monkeypatch.setattr(run, "analyse", reading)
+    monkeypatch.setattr(run, "read_words", reading)
+    monkeypatch.setattr(run, "analyse", analysing)
     r = recall(f"{company['name']} vergi numarası nedir?", workspace=WS, member=None, store=demo_store,
                embedder=embedder)
     assert r.trace.question.words   # the question was read for the read path
-    assert seen[:3] == ["BEGIN", "bind", "analyse"], seen
-    assert seen.count("analyse") == 1 and len(seen) > 3
+    assert seen[:4] == ["BEGIN", "bind", "words", "statement"], seen
+    assert seen.count("words") == 1 and seen.count("analyse") == 1, seen
+    assert seen.index("analyse") > seen.index("statement"), seen
+
 
 def test_turkish_answer_matching_is_locale_aware() -> None:
     from bench.evaluate import contains

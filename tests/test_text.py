@@ -98,6 +98,15 @@ def test_fold_idempotent_and_plain(s: str) -> None:
     assert once == once.strip() and "  " not in once
 
 
+@settings(max_examples=500)
+@given(st.lists(st.one_of(TURKISH_TEXT, st.text()), max_size=6))
+def test_fold_joined_is_fold_of_the_joined_words(parts: list[str]) -> None:
+    # send_lookups builds a span's name key from its words' folds (tx.fold_joined): for
+    # the question's words and any text alike, that is fold() of the words joined
+    for ws in (parts, [w for p in parts for w in tx.words(p)]):
+        assert tx.fold_joined([fold(w) for w in ws]) == fold(" ".join(ws))
+
+
 def test_fold_equal_for_turkish_and_ascii_typing() -> None:
     assert fold("Müşteri Şikâyeti") == fold("musteri sikayeti") == fold("MÜŞTERİ ŞİKAYETİ")
 

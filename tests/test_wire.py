@@ -300,3 +300,34 @@ def test_a_pipelined_read_leaves_psycopg_s_autocommit_alone(store: Store, embedd
         psycopg.Connection._set_autocommit = real  # type: ignore[method-assign]
     assert r.context and switched == []
     _idle(store)
+
+
+def test_a_recall_sends_its_first_statements_before_reading_the_rest_of_the_question(
+        store: Store, embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The name lookups and the fused statement need only the question's words, codes and
+    terms (question.read_words): they go out before its kinds and stems are read, which
+    is done while the server answers them. (Fails when the whole question is read first.)"""
+    from brain import text as tx
+
+    seen: list[str] = []
+    execute, kinds_in = wire.Reader.execute, tx.kinds_in
+
+    def sending(self: wire.Reader, query: str, *args: Any, **kw: Any) -> Any:
+        seen.append("fused sent" if "text_leg AS (" in query else "names sent" if "n.name_key = ANY" in query
+                    else "sent")
+        return execute(self, query, *args, **kw)
+
+    def reading_kinds(question: str) -> Any:
+        seen.append("kinds read")
+        return kinds_in(question)
+
+    monkeypatch.setattr(wire.Reader, "execute", sending)
+    monkeypatch.setattr(tx, "kinds_in", reading_kinds)
+    for question in QUESTIONS:
+        seen.clear()
+        assert recall(question, workspace="acme-tr", member="u-emre", now=NOW, store=store, embedder=embedder).context
+        assert seen.count("kinds read") == 1 and seen.count("fused sent") == 1, seen
+        assert seen.index("fused sent") < seen.index("kinds read"), seen
+        if "names sent" in seen:
+            assert seen.index("names sent") < seen.index("fused sent"), seen
+    _idle(store)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from brain import text as tx
 from brain.read.trace import QuestionInfo
@@ -20,6 +21,30 @@ _IMPLIED_KINDS = {"ödendi": "payment", "ödenmiş": "payment", "ödenen": "paym
                   "paid": "payment", "tahsil": "payment", "unpaid": "payment"}
 
 
+class Worded(Protocol):
+    """What the read's first statements ask by (the name lookups, the fused statement)."""
+
+    @property
+    def words(self) -> tuple[str, ...]: ...
+    @property
+    def codes(self) -> tuple[str, ...]: ...
+    @property
+    def terms(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True)
+class Wording:
+    """The question's words, record codes and keyword terms: the part of its reading that
+    the read's first statements need. The read sends them before reading the rest of
+    the question (its kinds, stems, what it asks of a conversation), which it does while
+    the server answers them (brain.read.run)."""
+    words: tuple[str, ...]
+    codes: tuple[str, ...]
+    terms: tuple[str, ...]        # full-text terms, both languages
+    expansions: tuple[str, ...]
+    period: tx.Period | None
+
+
 @dataclass(frozen=True)
 class Question:
     info: QuestionInfo
@@ -31,10 +56,27 @@ class Question:
     terms: tuple[str, ...]        # full-text terms, both languages
     conversation: bool            # asks what someone said or wrote
 
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return self.info.codes
 
-def analyse(question: str, now: datetime) -> Question:
+
+def read_words(question: str, now: datetime) -> Wording:
+    """The first part of `analyse`: what the read's first statements ask by."""
     words = tuple(tx.words(question))
     codes = tuple(dict.fromkeys(tx.codes(question)))
+    expansions = tuple(tx.expand_terms(question))
+    period = tx.parse_period(question, now)
+    period_words = set(tx.words(period.words)) if period else set()
+    terms = [w for w in words if w not in tx.STOPWORDS and len(w) > 1 and w not in period_words]
+    terms += [t for t in expansions if t not in terms]
+    return Wording(words, codes, tuple(dict.fromkeys(terms)), expansions, period)
+
+
+def analyse(question: str, now: datetime, wording: Wording | None = None) -> Question:
+    """The whole question; `wording`: its first part, if read already (`read_words`)."""
+    wording = wording or read_words(question, now)
+    words, codes, expansions, period = wording.words, wording.codes, wording.expansions, wording.period
     kinds = list(tx.kinds_in(question))
     seen = {k for _, k in kinds}
     for w in words:
@@ -43,16 +85,11 @@ def analyse(question: str, now: datetime) -> Question:
             if kind and kind not in seen:
                 kinds.append((w, kind))
                 seen.add(kind)
-    expansions = tuple(tx.expand_terms(question))
-    period = tx.parse_period(question, now)
     stems = frozenset(tx.stems(question))
-    period_words = set(tx.words(period.words)) if period else set()
-    terms = [w for w in words if w not in tx.STOPWORDS and len(w) > 1 and w not in period_words]
-    terms += [t for t in expansions if t not in terms]
     info = QuestionInfo(
         text=question, words=words, codes=codes, stems=tuple(sorted(stems)), kinds=tuple(kinds),
         expansions=expansions,
         period=(period.words, period.start.isoformat(), period.end.isoformat()) if period else None)
     said = any(c in _SAID for w in words for c in tx.stem_candidates(w))
     return Question(info=info, words=words, stems=stems, kinds=tuple(k for _, k in kinds), period=period,
-                    now=now, terms=tuple(dict.fromkeys(terms)), conversation=said)
+                    now=now, terms=wording.terms, conversation=said)

@@ -22,7 +22,7 @@ import numpy as np
 
 from brain.db import TextArray
 from brain.read.config import RecallConfig
-from brain.read.question import Question
+from brain.read.question import Question, Worded
 from brain.read.trace import Hit, RecallStep
 from brain.wire import Executor, Rows
 
@@ -157,7 +157,7 @@ def _websearch(term: str) -> str:
     return " or ".join(f'"{f}"' if (" " in f or "-" in f) else f for f in forms)
 
 
-def text_query_params(q: Question, workspace: str) -> dict[str, Any]:
+def text_query_params(q: Worded, workspace: str) -> dict[str, Any]:
     terms = [t for t in q.terms if t.replace('"', " ").strip()]
     return {"ws": workspace, "terms": TextArray(terms), "queries": TextArray(_websearch(t) for t in terms),
             "floor": COMMON_FLOOR, "share": COMMON_SHARE, "cap": COMMON_CAP}
@@ -197,7 +197,7 @@ class PendingRecall:
     sends the fused statement (the keyword query made inside it from the question's
     terms), `finish` reads the hits. Its elapsed ms count only this step's own moves."""
 
-    def __init__(self, conn: Executor, q: Question, qvec: np.ndarray, *, workspace: str,
+    def __init__(self, conn: Executor, q: Worded, qvec: np.ndarray, *, workspace: str,
                  cfg: RecallConfig) -> None:
         t0 = time.perf_counter()
         self.cfg = cfg
@@ -245,7 +245,7 @@ class PendingRecall:
                           tuple(hits), ms, common)
 
 
-def start_recall(conn: Executor, q: Question, qvec: np.ndarray, *, workspace: str,
+def start_recall(conn: Executor, q: Worded, qvec: np.ndarray, *, workspace: str,
                  cfg: RecallConfig) -> PendingRecall:
     """Both legs and their reciprocal-rank fusion, best first, from `.finish()`."""
     return PendingRecall(conn, q, qvec, workspace=workspace, cfg=cfg)

@@ -304,13 +304,15 @@ def test_a_pipelined_read_leaves_psycopg_s_autocommit_alone(store: Store, embedd
 
 def test_a_recall_sends_its_first_statements_before_reading_the_rest_of_the_question(
         store: Store, embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The name lookups and the fused statement need only the question's words, codes and
-    terms (question.read_words): they go out before its kinds and stems are read, which
-    is done while the server answers them. (Fails when the whole question is read first.)"""
+    """The name lookups need only the question's words and codes, the fused statement its
+    keyword terms too (question.read_words): the lookups go out before the terms are read,
+    the fused statement before the question's kinds and stems are, which is done while
+    the server answers them. (Fails when the whole question, or all its terms, are read
+    first.)"""
     from brain import text as tx
 
     seen: list[str] = []
-    execute, kinds_in = wire.Reader.execute, tx.kinds_in
+    execute, kinds_in, expand_terms = wire.Reader.execute, tx.kinds_in, tx.expand_terms
 
     def sending(self: wire.Reader, query: str, *args: Any, **kw: Any) -> Any:
         seen.append("fused sent" if "text_leg AS (" in query else "names sent" if "n.name_key = ANY" in query
@@ -321,13 +323,23 @@ def test_a_recall_sends_its_first_statements_before_reading_the_rest_of_the_ques
         seen.append("kinds read")
         return kinds_in(question)
 
+    def reading_terms(question: str) -> Any:
+        seen.append("terms read")
+        return expand_terms(question)
+
     monkeypatch.setattr(wire.Reader, "execute", sending)
     monkeypatch.setattr(tx, "kinds_in", reading_kinds)
+    monkeypatch.setattr(tx, "expand_terms", reading_terms)
+    named = 0
     for question in QUESTIONS:
         seen.clear()
         assert recall(question, workspace="acme-tr", member="u-emre", now=NOW, store=store, embedder=embedder).context
-        assert seen.count("kinds read") == 1 and seen.count("fused sent") == 1, seen
-        assert seen.index("fused sent") < seen.index("kinds read"), seen
+        assert seen.count("kinds read") == seen.count("fused sent") == seen.count("terms read") == 1, seen
+        # the keyword terms (the attribute words a question's concepts bring) are read for
+        # the fused statement, after the name lookups, which need only the words, went out
+        assert seen.index("terms read") < seen.index("fused sent") < seen.index("kinds read"), seen
         if "names sent" in seen:
-            assert seen.index("names sent") < seen.index("fused sent"), seen
+            named += 1
+            assert seen.index("names sent") < seen.index("terms read"), seen
+    assert named   # (some question names something)
     _idle(store)

@@ -3,6 +3,7 @@ thing it names (in Turkish or English), its period words, and its matching stems
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -32,17 +33,35 @@ class Worded(Protocol):
     def terms(self) -> tuple[str, ...]: ...
 
 
-@dataclass(frozen=True)
 class Wording:
-    """The question's words, record codes and keyword terms: the part of its reading that
-    the read's first statements need. The read sends them before reading the rest of
-    the question (its kinds, stems, what it asks of a conversation), which it does while
-    the server answers them (brain.read.run)."""
-    words: tuple[str, ...]
-    codes: tuple[str, ...]
-    terms: tuple[str, ...]        # full-text terms, both languages
-    expansions: tuple[str, ...]
-    period: tx.Period | None
+    """The question's words and record codes, and its keyword terms: the part of its
+    reading that the read's first statements need, each part read when first asked for.
+    The name lookups need only the words and codes, so they go out before the terms are
+    read (their attribute words and period words); the fused statement follows, and the
+    rest of the question (its kinds, stems, what it asks of a conversation) is read while
+    the server answers (brain.read.run)."""
+
+    def __init__(self, question: str, now: datetime) -> None:
+        self.text, self.now = question, now
+        self.words: tuple[str, ...] = tuple(tx.words(question))
+        self.codes: tuple[str, ...] = tuple(dict.fromkeys(tx.codes(question)))
+
+    @functools.cached_property
+    def expansions(self) -> tuple[str, ...]:
+        return tuple(tx.expand_terms(self.text))
+
+    @functools.cached_property
+    def period(self) -> tx.Period | None:
+        return tx.parse_period(self.text, self.now)
+
+    @functools.cached_property
+    def terms(self) -> tuple[str, ...]:
+        """Full-text terms, both languages: the words but stop and period words, and the
+        attribute words the question's concepts bring."""
+        period_words = set(tx.words(self.period.words)) if self.period else set()
+        terms = [w for w in self.words if w not in tx.STOPWORDS and len(w) > 1 and w not in period_words]
+        terms += [t for t in self.expansions if t not in terms]
+        return tuple(dict.fromkeys(terms))
 
 
 @dataclass(frozen=True)
@@ -63,14 +82,7 @@ class Question:
 
 def read_words(question: str, now: datetime) -> Wording:
     """The first part of `analyse`: what the read's first statements ask by."""
-    words = tuple(tx.words(question))
-    codes = tuple(dict.fromkeys(tx.codes(question)))
-    expansions = tuple(tx.expand_terms(question))
-    period = tx.parse_period(question, now)
-    period_words = set(tx.words(period.words)) if period else set()
-    terms = [w for w in words if w not in tx.STOPWORDS and len(w) > 1 and w not in period_words]
-    terms += [t for t in expansions if t not in terms]
-    return Wording(words, codes, tuple(dict.fromkeys(terms)), expansions, period)
+    return Wording(question, now)
 
 
 def analyse(question: str, now: datetime, wording: Wording | None = None) -> Question:

@@ -79,13 +79,16 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
     graph = config.mode == "hybrid" and not config.top_k
     t1 = time.perf_counter()
     with store.pipelined_read(workspace, member=member, now=now) as (conn, bound):
-        # The question's words, codes and terms are read first: the lookups and the fused
-        # statement they ask go out with them, and the rest of the question (its kinds,
-        # stems) is read while the server answers. The server finishes binding the read
-        # before the lookups reach it, so whatever this process does before sending them
-        # delays the fused legs: read first sight, with a real embedding each, this order
-        # took 0.14-0.16 ms less a recall at the median (three in-process A/B runs by
-        # question, ad-hoc /tmp/s15/order_ab.py, with the lookups' keys built per word).
+        # The question's words and codes are read first and the lookups go out; its
+        # keyword terms are read when the fused statement asks for them (Wording reads
+        # each part when first asked), and the rest of the question (its kinds, stems)
+        # while the server answers. The server soon waits for the lookups once it has
+        # bound the read, so whatever this process does before sending them delays the
+        # fused legs. At first sight, with a real embedding each (in-process A/B runs by
+        # question, ad-hoc /tmp/s15/order_ab.py and lazy_ab.py): the rest of the question
+        # read after the sends, with the lookups' keys built per word, -0.14 to -0.16 ms
+        # a recall at the median; the terms read after the lookups went out, another
+        # -0.21 to -0.32 ms on average (-0.12 to +0.00 at the median).
         t_q = time.perf_counter()
         wording = read_words(question, now)
         t1 += time.perf_counter() - t_q   # (the binding's step does not count the question's reading)

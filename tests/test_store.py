@@ -4,12 +4,14 @@ idempotent and concurrent sync, re-sync ordering, bad lines, embedder identity."
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from brain import db
 from brain.db import APP_ROLE, Store, _with_dbname, _with_user, apply_migrations, migrations, pending_migrations
 from brain.embed import get_embedder
 from brain.errors import BrainError, EmbedderMismatch
@@ -67,6 +69,36 @@ def test_migrations_apply_from_empty_and_rerun_is_a_noop(server_uri: str) -> Non
             assert [v for (v,) in ledger] == [m.version for m in migrations()]
     finally:
         drop_database(server_uri, "brain_t_migrate")
+
+
+def test_the_embedded_server_gets_its_shared_buffers(server_uri: str) -> None:
+    # brain.db sizes the embedded server's shared buffers when it opens it (restarting it
+    # while nobody else is connected, as at this test server's first open in a run)
+    if os.environ.get("BRAIN_TEST_DATABASE_URL"):
+        pytest.skip("another server's settings are its own")
+    with psycopg.connect(server_uri, autocommit=True) as conn:
+        assert conn.execute("SHOW shared_buffers").fetchone() == (f"{db.shared_buffers_mb()}MB",)
+
+
+def test_a_server_others_use_is_not_restarted_for_its_shared_buffers(server_uri: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # the new size is kept for the server's next start: another client's connection is
+    # never cut for a speed setting
+    if os.environ.get("BRAIN_TEST_DATABASE_URL"):
+        pytest.skip("another server's settings are its own")
+    real = db.shared_buffers_mb()
+    restarts: list[tuple[str, ...]] = []
+    monkeypatch.setattr(db, "_pg_ctl", lambda path, *args: restarts.append(args) or True)
+    monkeypatch.setattr(db, "shared_buffers_mb", lambda: real // 2)
+    with psycopg.connect(server_uri, autocommit=True) as other:
+        try:
+            assert db._size_shared_buffers(Path("unused"), server_uri) is False
+            assert restarts == []
+            pending = other.execute("SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers'"
+                                    " ORDER BY seqno DESC LIMIT 1").fetchone()
+            assert pending == (f"{real // 2}MB",)
+        finally:
+            other.execute(f"ALTER SYSTEM SET shared_buffers = '{real}MB'")
 
 
 def test_every_table_carries_workspace_id_and_forces_rls(fresh_store: Store) -> None:

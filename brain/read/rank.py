@@ -148,7 +148,7 @@ SELECT * FROM (
             LIMIT 4) x)) u"""
 # A node fact's part, numbered from 1 in this order (the order node facts come in).
 _ROLES = ("subject", "about", "attached")
-_SUBJECT, _ABOUT, _ATTACHED = (_ROLES.index(r) + 1 for r in _ROLES)
+_SUBJECT, _ABOUT, _ATTACHED = (_ROLES.index(r) + 1 for r in ("subject", "about", "attached"))
 _PART = "array_position(ARRAY[" + ", ".join(f"'{r}'" for r in _ROLES) + "], u.role)"
 
 

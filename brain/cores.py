@@ -18,11 +18,10 @@ Whether that pays depends on the host, and the host changes: in another phase of
 same machine a hand-off across cores took 0.07 ms, and sharing a core made the read
 path 2-6 % slower (it loses the overlap of client and server work, which the read path
 has since made more of: in December 2026, never against always sharing, 7.3 and 10.8
-against 9.1 and 13.0 ms beyond the embedding, `bench questions`). So by default a `Chooser` decides as it runs: it times
-read transactions both ways (one in sixteen the way it does not take, at random) and
-shares only while sharing is clearly faster (its recent median lower by a tenth): a
-choice flipped on noise costs the overlap, and a short run (a benchmark's 59 questions)
-spent a fair part of itself on the slower way.
+against 9.1 and 13.0 ms beyond the embedding, `bench questions`). So by default a `Chooser` decides as it runs: it does
+not share, tries sharing now and then (less often while trials come out clearly slower:
+each costs the read it times and the next one), and shares only while sharing is clearly
+faster (its recent median lower by a tenth): a choice flipped on noise costs the overlap.
 
 Only where the backend is a process of this machine that we may reschedule: the embedded
 server (it runs as this user, or as the `pgserver` user when this is root). Set
@@ -89,21 +88,32 @@ _RECHECK = 4
 
 class Chooser:
     """Shares a core or not, whichever has lately made a store's read transactions
-    shorter, not sharing unless sharing is clearly faster. Until both ways have `least`
-    timings it alternates; then it takes the way it prefers and the other one time in
-    `explore`, so that a change of the host's phase is seen. The two ways' medians are
-    taken over the same stretch of time (the other way's last `window` timings, and the
-    preferred way's since the first of those), and the preference changes only for a
-    median lower by `margin`. Thread-safe."""
+    shorter, not sharing unless sharing is clearly faster.
 
-    def __init__(self, *, window: int = 24, least: int = 3, explore: int = 16, margin: float = 0.1,
-                 seed: int | None = None) -> None:
-        keep = window * explore * 2
-        self.ms: dict[bool, deque[tuple[int, float]]] = {True: deque(maxlen=keep), False: deque(maxlen=keep)}
+    It starts by not sharing and now and then tries the other way (at random, one read in
+    `explore` at first), so that a change of the host's phase is seen. A trial costs: in
+    December 2026's phase a shared read took ~2 ms longer and the read after it ~1 ms
+    longer, and the first 59 reads of a run, with the old chooser's opening alternation
+    (three reads each way) and one trial in 16, had a p50 beyond the embedding of 5.19 ms
+    against 4.75 ms never sharing (`python -m bench questions`, 8 runs each, ad-hoc
+    `/tmp/s16/arm.py`). So a trial that comes out clearly slower than the way taken (by
+    `margin`) makes the next one half as likely, down to one read in `explore_max`; a
+    trial that does not resets it to one in `explore`, so a way that has become faster is
+    timed often enough to be taken. The preference changes only when the other way's
+    median over its recent trials (those of the last `window` × `explore` reads, at least
+    `least` of them) is lower by `margin` than the way taken over the same stretch.
+    Thread-safe."""
+
+    def __init__(self, *, window: int = 24, least: int = 3, explore: int = 16, explore_max: int = 128,
+                 margin: float = 0.1, seed: int | None = None) -> None:
+        self.ms: dict[bool, deque[tuple[int, float]]] = {True: deque(maxlen=window * 4),
+                                                         False: deque(maxlen=window * 4)}
         self.window, self.least, self.explore, self.margin = window, least, explore, margin
+        self.explore_max = max(explore, explore_max)
+        self.horizon = window * explore   # reads: how far back the other way's trials count
+        self.interval = explore   # the other way is tried one read in `interval`
         self._random = random.Random(seed)
         self._lock = threading.Lock()
-        self._turn = False
         self._seq = 0
         self._shares = False   # the way it prefers: not sharing, until sharing is clearly faster
         self._checked = -_RECHECK   # the timing count when the medians were last taken
@@ -113,28 +123,32 @@ class Chooser:
         if forced is not None:
             return forced
         with self._lock:
-            if min(len(self.ms[True]), len(self.ms[False])) < self.least:
-                self._turn = not self._turn
-                return self._turn
             preferred = self._prefer()
-            return (not preferred) if self._random.random() < 1 / self.explore else preferred
+            return (not preferred) if self._random.random() < 1 / self.interval else preferred
 
     def medians(self) -> dict[bool, float] | None:
-        """Each way's median over the same recent stretch (see the class), None until
-        both ways have been timed."""
-        if not self.ms[True] or not self.ms[False]:
+        """The other way's median over its trials of the last `horizon` reads and the
+        preferred way's over the same stretch; None while the other way has fewer than
+        `least` such trials (nothing to compare)."""
+        way = self._shares
+        recent = [(seq, ms) for seq, ms in self.ms[not way] if seq > self._seq - self.horizon]
+        if len(recent) < self.least:
             return None
-        start = min(self.ms[way][-min(self.window, len(self.ms[way]))][0] for way in (True, False))
-        return {way: statistics.median(ms for seq, ms in self.ms[way] if seq >= start) for way in (True, False)}
+        start = recent[0][0]
+        taken = [ms for seq, ms in self.ms[way] if seq >= start]
+        if not taken:
+            return None
+        return {not way: statistics.median(ms for _, ms in recent), way: statistics.median(taken)}
 
     def _prefer(self, *, now: bool = False) -> bool:
-        # The medians run over some hundreds of timings (~40 us a read, on the read path):
+        # The medians run over some dozens of timings (~40 us a read, on the read path):
         # they are taken again after every `_RECHECK` new timings, which cannot move them far.
         if now or self._seq - self._checked >= _RECHECK:
             self._checked = self._seq
             medians = self.medians()
             if medians is not None and medians[not self._shares] < medians[self._shares] * (1 - self.margin):
                 self._shares = not self._shares
+                self.interval = self.explore
         return self._shares
 
     def preferred(self) -> bool:
@@ -143,10 +157,17 @@ class Chooser:
             return self._prefer(now=True)
 
     def record(self, shared: bool, ms: float) -> None:
-        if _setting() is None:
-            with self._lock:
-                self._seq += 1
-                self.ms[shared].append((self._seq, ms))
+        if _setting() is not None:
+            return
+        with self._lock:
+            self._seq += 1
+            if shared != self._shares:   # a trial: judged against the way taken lately
+                taken = [t for _, t in list(self.ms[self._shares])[-self.window:]]
+                if taken and ms > statistics.median(taken) * (1 + self.margin):
+                    self.interval = min(self.interval * 2, self.explore_max)
+                else:
+                    self.interval = self.explore
+            self.ms[shared].append((self._seq, ms))
 
 
 _backends: dict[int, bool] = {}   # pid -> is a PostgreSQL process of this machine

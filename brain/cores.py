@@ -95,14 +95,14 @@ class Chooser:
     December 2026's phase a shared read took ~2 ms longer and the read after it ~1 ms
     longer, and the first 59 reads of a run, with the old chooser's opening alternation
     (three reads each way) and one trial in 16, had a p50 beyond the embedding of 5.19 ms
-    against 4.75 ms never sharing (`python -m bench questions`, 8 runs each, ad-hoc
-    `/tmp/s16/arm.py`). So a trial that comes out clearly slower than the way taken (by
-    `margin`) makes the next one half as likely, down to one read in `explore_max`; a
-    trial that does not resets it to one in `explore`, so a way that has become faster is
-    timed often enough to be taken. The preference changes only when the other way's
-    median over its recent trials (those of the last `window` × `explore` reads, at least
-    `least` of them) is lower by `margin` than the way taken over the same stretch.
-    Thread-safe."""
+    against 4.75 ms never sharing (passes like `python -m bench questions`' over the
+    business holdout, 8 each, ad-hoc `/tmp/s16/arm.py`). So a trial that comes out
+    clearly slower than the way taken (by `margin`) makes the next one half as likely,
+    down to one read in `explore_max`; a trial that does not resets it to one in
+    `explore`, so a way that has become faster is timed often enough to be taken. The
+    preference changes only when the other way's median over its recent trials (those of
+    the last `window` × `explore` reads, at least `least` of them) is lower by `margin`
+    than the way taken over the same stretch. Thread-safe."""
 
     def __init__(self, *, window: int = 24, least: int = 3, explore: int = 16, explore_max: int = 128,
                  margin: float = 0.1, seed: int | None = None) -> None:

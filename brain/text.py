@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 __all__ = [
     "ATTRIBUTE_WORDS", "CODE_RE", "KIND_WORDS", "NameIndex", "Period", "STOPWORDS", "TRIGRAM_DIM",
-    "codes", "expand_terms", "find_mentions", "fold", "fold_joined", "kinds_in", "normalize_for_search",
+    "codes", "concept_positions", "expand_terms", "find_mentions", "fold", "fold_joined", "kinds_in", "normalize_for_search",
     "parse_period", "stem_candidates", "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "words",
 ]
 
@@ -503,6 +503,21 @@ def kinds_in(question: str) -> list[tuple[str, str]]:
                 break
         i += step
     return out
+
+
+def concept_positions(question: str) -> frozenset[int]:
+    """Positions (in `words(question)`) of the words that a kind or attribute phrase of
+    the question takes, in any of their forms ("ödemeler", "vergi numarası", "şifresi"):
+    words that say what the question asks for, not what it names."""
+    toks = _words(question)
+    qc = [_folded_candidates(t) for t in toks]
+    out: set[int] = set()
+    for index in (_KIND_INDEX, _ATTR_INDEX):
+        for i in range(len(toks)):
+            for ph, _ in _starting_at(index, qc, i):
+                if _match_at(ph, qc, i):
+                    out.update(range(i, i + len(ph.alts)))
+    return frozenset(out)
 
 
 def expand_terms(question: str) -> list[str]:

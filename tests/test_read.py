@@ -501,6 +501,36 @@ def test_a_name_holding_only_a_word_the_names_explain_does_not_anchor(writer) ->
     assert (step.anchors, step.near_misses) == (late.anchors, late.near_misses)
 
 
+def test_fuzzy_names_are_not_sought_in_what_the_question_asks_for(writer, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Trigram probes go to the phrases that may name something, not to those made only
+    of the question's kind, attribute and period words ("geçen ay", "ödemeler", "vergi
+    numarası"): each probe is an index search the read waits for. A misspelt name holding
+    such a word is still found by its whole phrase. (Fails if every phrase is probed, or
+    if a phrase holding any such word is skipped.)"""
+    from brain.format import parse_line
+    from tests.test_store import record
+
+    probed: list[str] = []
+    trigrams = tx.trigrams
+
+    def spy(phrase: str) -> dict[int, float]:
+        probed.append(phrase)
+        return trigrams(phrase)
+
+    monkeypatch.setattr(tx, "trigrams", spy)
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        step = find_anchors(conn, analyse("Geçen ay hangi ödemeler geldi?", NOW), workspace="a", cfg=HYBRID)
+    assert not step.anchors and set(probed) == {"ödemeler geldi", "geldi"}, probed
+    probed.clear()
+    writer.write(parse_line(record("a", "C-9", kind="company", name="Akdeniz Ödeme", links=[], fields={})))
+    probed.clear()
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        step = find_anchors(conn, analyse("Akdniz Ödeme'nin vergi numarası nedir?", NOW), workspace="a", cfg=HYBRID)
+    assert set(probed) == {"akdniz ödeme vergi", "akdniz"}, probed   # not "vergi numarası", "numarası"
+    found = {a.node.key: a for a in step.anchors}
+    assert found["C-9"].how == "trigram", step.anchors
+
+
 def test_path_search_asks_its_first_level_before_the_hits_are_read(demo_store: Store, embedder, company,  # type: ignore[no-untyped-def]
                                                                    monkeypatch) -> None:
     # The first level's edges need only the anchors: they are sent before this process

@@ -262,6 +262,17 @@ def test_expand_terms_touches_concept(question: str, concept: str) -> None:
     assert set(extra) & set(ATTRIBUTE_WORDS[concept])
 
 
+@pytest.mark.parametrize("question, positions", [
+    ("Geçen ay hangi ödemeler geldi?", {3}),                       # a kind word, inflected
+    ("Yıldız Tekstil'in vergi numarası nedir?", {2, 3}),          # an attribute phrase
+    ("Which orders came in during July?", {1}),
+    ("SP-2026-0393 siparişini veren firmanın telefonu", {1, 3, 4}),  # kinds and an attribute
+    ("Ağaoğlu Yapı nerede?", set()),
+])
+def test_concept_positions_are_the_words_that_say_what_is_asked(question: str, positions: set[int]) -> None:
+    assert tx.concept_positions(question) == positions, [(i, w) for i, w in enumerate(words(question))]
+
+
 def test_expand_terms_nothing_for_plain_question() -> None:
     assert expand_terms("Ağaoğlu kimdir?") == []
 

@@ -20,8 +20,9 @@ from typing import Generic, TypeVar
 
 __all__ = [
     "ATTRIBUTE_WORDS", "CODE_RE", "KIND_WORDS", "NameIndex", "Period", "STOPWORDS", "TRIGRAM_DIM",
-    "codes", "concept_positions", "expand_terms", "find_mentions", "fold", "fold_joined", "kinds_in", "normalize_for_search",
-    "parse_period", "stem_candidates", "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "words",
+    "codes", "concept_positions", "expand_terms", "find_mentions", "fold", "fold_joined", "kinds_in",
+    "normalize_for_search", "parse_period", "stem_candidates", "stem_set", "stems", "tr_lower", "trigram_similarity",
+    "trigrams", "words",
 ]
 
 K = TypeVar("K", bound=Hashable)

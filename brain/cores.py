@@ -102,12 +102,13 @@ class Chooser:
     `explore`, so a way that has become faster is timed often enough to be taken. The
     preference changes only when the other way's median over its recent trials (those of
     the last `window` × `explore` reads, at least `least` of them) is lower by `margin`
-    than the way taken over the same stretch. Thread-safe."""
+    than the way taken over the same stretch (its timings since the first of those
+    trials, at most its last `window` × 4). Thread-safe."""
 
     def __init__(self, *, window: int = 24, least: int = 3, explore: int = 16, explore_max: int = 128,
                  margin: float = 0.1, seed: int | None = None) -> None:
-        self.ms: dict[bool, deque[tuple[int, float]]] = {True: deque(maxlen=window * 4),
-                                                         False: deque(maxlen=window * 4)}
+        keep = window * 4   # each way's last timings: the way taken is judged by these
+        self.ms: dict[bool, deque[tuple[int, float]]] = {True: deque(maxlen=keep), False: deque(maxlen=keep)}
         self.window, self.least, self.explore, self.margin = window, least, explore, margin
         self.explore_max = max(explore, explore_max)
         self.horizon = window * explore   # reads: how far back the other way's trials count
@@ -128,8 +129,8 @@ class Chooser:
 
     def medians(self) -> dict[bool, float] | None:
         """The other way's median over its trials of the last `horizon` reads and the
-        preferred way's over the same stretch; None while the other way has fewer than
-        `least` such trials (nothing to compare)."""
+        preferred way's over the same stretch (as far back as its kept timings go); None
+        while the other way has fewer than `least` such trials (nothing to compare)."""
         way = self._shares
         recent = [(seq, ms) for seq, ms in self.ms[not way] if seq > self._seq - self.horizon]
         if len(recent) < self.least:

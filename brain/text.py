@@ -12,7 +12,7 @@ import math
 import re
 import unicodedata
 import zlib
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
@@ -506,33 +506,33 @@ def kinds_in(question: str) -> list[tuple[str, str]]:
     return out
 
 
+def _phrases_in(index: dict[str, list[tuple[_Phrase, str]]],
+                question: str) -> Iterator[tuple[int, _Phrase, str]]:
+    """Every phrase of `index` the question holds, overlapping ones too, with the position
+    of its first word (in `words(question)`) and what it stands for."""
+    qc = [_folded_candidates(t) for t in _words(question)]
+    for i in range(len(qc)):
+        for ph, payload in _starting_at(index, qc, i):
+            if _match_at(ph, qc, i):
+                yield i, ph, payload
+
+
 def concept_positions(question: str) -> frozenset[int]:
     """Positions (in `words(question)`) of the words that a kind or attribute phrase of
     the question takes, in any of their forms ("ödemeler", "vergi numarası", "şifresi"):
     words that say what the question asks for, not what it names."""
-    toks = _words(question)
-    qc = [_folded_candidates(t) for t in toks]
-    out: set[int] = set()
-    for index in (_KIND_INDEX, _ATTR_INDEX):
-        for i in range(len(toks)):
-            for ph, _ in _starting_at(index, qc, i):
-                if _match_at(ph, qc, i):
-                    out.update(range(i, i + len(ph.alts)))
-    return frozenset(out)
+    return frozenset(k for index in (_KIND_INDEX, _ATTR_INDEX)
+                     for i, ph, _ in _phrases_in(index, question) for k in range(i, i + len(ph.alts)))
 
 
 def expand_terms(question: str) -> list[str]:
     """Surface words (both languages) of every concept the question touches, minus
     those already in it: "vergi numarası" brings "tax number", "vkn", ..."""
-    toks = _words(question)
-    qc = [_folded_candidates(t) for t in toks]
     firsts: dict[str, int] = {}
     present: set[str] = set()
-    for i in range(len(toks)):
-        for ph, concept in _starting_at(_ATTR_INDEX, qc, i):
-            if _match_at(ph, qc, i):
-                present.add(ph.surface)
-                firsts.setdefault(concept, i)
+    for i, ph, concept in _phrases_in(_ATTR_INDEX, question):
+        present.add(ph.surface)
+        firsts.setdefault(concept, i)
     touched = sorted((pos, concept) for concept, pos in firsts.items())
     out: list[str] = []
     for _, concept in sorted(touched):

@@ -210,3 +210,26 @@ def test_a_typical_memory_keeps_its_text_vector_inline(demo_store: Store) -> Non
             "WHERE pg_column_size(memories.*) BETWEEN 2100 AND 3900").fetchone()
     assert n > 0
     assert toasted == 0, (toasted, n)
+
+
+def _nodes(plan: dict) -> list[dict]:  # type: ignore[type-arg]
+    """Every node of an EXPLAIN (FORMAT JSON) plan tree."""
+    return [plan] + [n for child in plan.get("Plans", ()) for n in _nodes(child)]
+
+
+def test_the_fuzzy_name_probe_checks_each_name_found_on_its_own(demo_store: Store) -> None:
+    """The trigram probe's generic plan looks each found name's entity up by key: no scan of
+    the workspace's memory links to hash every visible entity first (anchors.TRIGRAM_SQL)."""
+    from brain.read.anchors import TRIGRAM_SQL
+
+    sql = TRIGRAM_SQL.replace("%(ws)s", "$1::text").replace("%(vecs)s", "$2::sparsevec[]")
+    with psycopg.connect(demo_store.admin_uri, autocommit=True) as admin:
+        # (a loaded store's statistics, under which the view's join was hashed)
+        admin.execute("ANALYZE memories, memory_entities, entities, entity_names")
+    with demo_store.bound(WS, member=None, now=NOW, readonly=True) as (conn, _):
+        plan = conn.execute(f"EXPLAIN (FORMAT JSON, GENERIC_PLAN) {sql}", prepare=False).fetchone()[0][0]["Plan"]
+    links = [n for n in _nodes(plan) if n.get("Relation Name") == "memory_entities"]
+    assert links   # the entity rule is still applied ...
+    for n in links:   # ... one entity at a time
+        assert n["Node Type"] in ("Index Scan", "Index Only Scan"), n["Node Type"]
+        assert "entity_id" in n.get("Index Cond", ""), n

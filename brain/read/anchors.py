@@ -72,7 +72,12 @@ SELECT q.i, {_ENTITY_COLS}, t.name_key, 1 - t.dist AS sim
        WHERE n.workspace_id = %(ws)s
        ORDER BY n.trigrams <=> q.v
        LIMIT 4) t
-  JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = t.entity_id
+  -- each of the few names found checked on its own (OFFSET 0 keeps the subquery apart):
+  -- joined as a view, the generic plan hashed every visible entity of the workspace
+  -- first, 0.2 ms of a ~1 ms probe on the demo business and growing with the workspace
+  CROSS JOIN LATERAL (
+      SELECT v.entity_id, v.kind, v.key, v.name FROM visible_entities v
+       WHERE v.workspace_id = %(ws)s AND v.entity_id = t.entity_id OFFSET 0) e
  ORDER BY q.i, t.dist, e.entity_id"""
 
 # An entity that a visible memory names is visible by the rule's own definition (see

@@ -19,10 +19,11 @@ from functools import lru_cache
 from typing import Generic, TypeVar
 
 __all__ = [
-    "ATTRIBUTE_WORDS", "CODE_RE", "KIND_WORDS", "NameIndex", "Period", "STOPWORDS", "TRIGRAM_DIM",
-    "codes", "concept_positions", "expand_terms", "find_mentions", "fold", "fold_joined", "kinds_in",
-    "normalize_for_search", "parse_period", "stem_candidates", "stem_set", "stems", "tr_lower", "trigram_similarity",
-    "trigrams", "words",
+    "ATTRIBUTE_WORDS", "CODE_RE", "KIND_PARENTS", "KIND_WORDS", "NameIndex", "Period", "RELATION_CONCEPTS",
+    "STOPWORDS", "TRIGRAM_DIM",
+    "canonical_kind", "codes", "concept_positions", "expand_terms", "find_mentions", "fold", "fold_joined",
+    "kind_concepts", "kinds_in", "normalize_for_search", "parse_period", "relation_words", "stem_candidates",
+    "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "words",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -401,12 +402,38 @@ KIND_WORDS: dict[str, str] = {
     "ürün": "product", "product": "product",
     # supplier
     "tedarikçi": "supplier", "satıcı": "supplier", "supplier": "supplier", "vendor": "supplier",
+    # (who supplies a thing asks for its supplier: "tedarik eden", "who supplies")
+    "tedarik eden": "supplier", "supply": "supplier", "supplies": "supplier", "supplied": "supplier",
     # note: the bare Turkish "not" is left out, it is also English "not"
     "notu": "note", "notlar": "note", "note": "note", "memo": "note",
     # message
     "mesaj": "message", "yazışma": "message", "message": "message",
+    # Kinds are an open vocabulary (FORMAT.md): the common ones of other businesses, so
+    # that a question naming them asks for them whatever the store calls them
+    # (kind_concepts reads a node's kind through this table too).
+    "sevkiyat": "shipment", "gönderi": "shipment", "shipment": "shipment", "consignment": "shipment",
+    "araç": "vehicle", "kamyon": "vehicle", "tır": "vehicle", "vehicle": "vehicle", "truck": "vehicle",
+    "lorry": "vehicle",
+    "şoför": "driver", "sürücü": "driver", "driver": "driver",
+    "sözleşme": "contract", "kontrat": "contract", "contract": "contract", "agreement": "contract",
+    "teklif": "quote", "fiyat teklifi": "quote", "quote": "quote", "quotation": "quote",
+    "depo": "warehouse", "ambar": "warehouse", "warehouse": "warehouse", "depot": "warehouse",
+    "proje": "project", "project": "project",
+    "kurulum": "installation", "montaj": "installation", "installation": "installation",
+    "teknisyen": "technician", "tekniker": "technician", "technician": "technician",
+    "hammadde": "material", "malzeme": "material", "material": "material", "raw material": "material",
+    "iş emri": "work_order", "work order": "work_order",
+    "alacak dekontu": "credit_note", "credit note": "credit_note",
+    "toplantı": "meeting", "randevu": "meeting", "meeting": "meeting", "appointment": "meeting",
+    "taşeron": "supplier", "subcontractor": "supplier", "nakliyeci": "supplier", "carrier": "supplier",
+    "servis talebi": "ticket", "servis kaydı": "ticket", "arıza kaydı": "ticket", "service ticket": "ticket",
+    "service request": "ticket",
 }
 """Word (tr_lower, base form) → canonical entity kind, Turkish and English."""
+
+KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "supplier": "company"}
+"""A canonical kind → the broader kind it is one of: a question asking for a person is
+answered by a driver too, one asking for a company by a supplier."""
 
 ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
     "tax_number": ("vergi numarası", "vergi no", "vergi kimlik numarası", "vkn", "tax number", "tax id",
@@ -426,10 +453,16 @@ ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
     "delivery": ("teslimat", "teslim", "kargo", "sevkiyat", "delivery", "shipment", "shipping"),
     "employer": ("çalıştığı", "çalışıyor", "şirketi", "işveren", "works at", "works for", "employer",
                  "employed"),
-    "assignee": ("atanan", "sorumlu", "ilgilenen", "assigned", "assignee", "owner"),
+    "assignee": ("atanan", "sorumlu", "ilgilenen", "ilgileniyor", "bakan", "bakıyor", "yöneten", "yönetiyor",
+                 "assigned", "assignee", "owner", "responsible", "in charge", "handles", "handling",
+                 "looks after"),
     "date": ("tarih", "date", "ne zaman", "when"),
 }
 """Concept → its surface words in both languages, used to widen a question."""
+
+RELATION_CONCEPTS = frozenset({"employer", "assignee"})
+"""The concepts above that name a relation between two entities, not a field of one:
+their words in either language may name a relation of the store (relation_words)."""
 
 
 @dataclass(frozen=True)
@@ -506,6 +539,33 @@ def kinds_in(question: str) -> list[tuple[str, str]]:
     return out
 
 
+_KIND_BY_FOLD: dict[str, str] = {fold(w): k for w, k in KIND_WORDS.items()}
+_kind_concepts: dict[str, frozenset[str]] = {}
+
+
+def canonical_kind(kind: str) -> str:
+    """The canonical kind a stored kind is ("sevkiyat" -> shipment, "supplier_invoice" ->
+    invoice: an English compound by its last word), or the kind itself."""
+    parts = fold(kind.replace("_", " ").replace("-", " ")).split()
+    return _KIND_BY_FOLD.get(" ".join(parts)) or (_KIND_BY_FOLD.get(parts[-1]) if parts else None) or kind
+
+
+def kind_concepts(kind: str) -> frozenset[str]:
+    """The canonical kinds a stored kind stands for, broader ones included: "sevkiyat" and
+    "shipment" -> {shipment}; "employee" -> {person}; "supplier_invoice" -> {invoice} (an
+    English compound is read by its last word); "driver" -> {driver, person}. A kind no
+    kind word names stands for itself. This is what a question's asked kinds meet."""
+    got = _kind_concepts.get(kind)
+    if got is None:
+        canonical = canonical_kind(kind)
+        found = {canonical}
+        while canonical in KIND_PARENTS and KIND_PARENTS[canonical] not in found:
+            canonical = KIND_PARENTS[canonical]
+            found.add(canonical)
+        got = _kind_concepts[kind] = frozenset(found)
+    return got
+
+
 def _phrases_in(index: dict[str, list[tuple[_Phrase, str]]],
                 question: str) -> Iterator[tuple[int, _Phrase, str]]:
     """Every phrase of `index` the question holds, overlapping ones too, with the position
@@ -540,6 +600,18 @@ def expand_terms(question: str) -> list[str]:
             if w not in present and w not in out:
                 out.append(w)
     return out
+
+
+def relation_words(question: str) -> list[str]:
+    """The words of the question's relational concepts (RELATION_CONCEPTS) in both
+    languages, one word each: "atanan" brings "assigned", "çalıştığı" brings "works",
+    "employer", so that a relation named in the other language is still named."""
+    out: dict[str, None] = {}
+    for _, _, concept in _phrases_in(_ATTR_INDEX, question):
+        if concept in RELATION_CONCEPTS:
+            for surface in ATTRIBUTE_WORDS[concept]:
+                out.update(dict.fromkeys(_words(surface)))
+    return list(out)
 
 
 # --------------------------------------------------------------------------- periods

@@ -418,5 +418,6 @@ def _field(value: Any) -> str:
 
 def _kind_labels(kind: str) -> str:
     """The kind's words in both languages, so 'fatura' finds invoice records by text."""
-    words = [w for w, k in tx.KIND_WORDS.items() if k == kind]
+    canonical = tx.canonical_kind(kind)
+    words = [w for w, k in tx.KIND_WORDS.items() if k == canonical]
     return " ".join(sorted(set(words)))

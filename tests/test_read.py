@@ -595,3 +595,55 @@ def test_the_names_and_paths_lines_are_counted_while_the_read_waits(demo_store: 
     shown = [ln.text for ln in r.trace.compact.lines if ln.section in ("anchors", "paths")]
     assert any(ln.section == "paths" for ln in r.trace.compact.lines), r.context
     assert shown and set(shown) <= set(given), (shown, given)
+
+
+def _write_lines(writer, lines: list[dict]) -> None:  # type: ignore[no-untyped-def,type-arg]
+    from brain.format import parse_line
+
+    for line in lines:
+        writer.write(parse_line(line))
+
+
+def _rec(rid: str, kind: str, name: str, fields: dict, links: list, module: str = "sales") -> dict:  # type: ignore[type-arg]
+    return {"type": "record", "workspace": "a", "app": "erp", "module": module, "kind": kind, "id": rid,
+            "date": "2026-09-01", "name": name, "fields": fields, "links": links}
+
+
+def test_kinds_of_another_vocabulary_steer_the_walk(writer) -> None:  # type: ignore[no-untyped-def]
+    """Kinds are an open vocabulary (FORMAT.md): a store that calls its shipments "sevkiyat"
+    and its trucks "vehicle" is walked to them when a question asks for a shipment's vehicle.
+    (Fails when only the demo's kinds are known: the walk stops at the company, one hop.)"""
+    _write_lines(writer, [
+        _rec("C-7", "company", "Mavi Tekstil", {"vergi_no": "1112223334"}, []),
+        _rec("V-7", "vehicle", "34 ZZ 777", {"plaka": "34 ZZ 777"}, []),
+        _rec("SV-7", "sevkiyat", "SV-7", {"durum": "yolda"},
+             [{"rel": "customer", "kind": "company", "id": "C-7"}, {"rel": "carried_by", "kind": "vehicle", "id": "V-7"}]),
+    ])
+    r = recall("Mavi Tekstil'in sevkiyatını hangi araç taşıyor?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+    best = r.trace.paths.paths[0]
+    assert [h.rel for h in best.hops] == ["customer", "carried_by"], r.trace.paths.paths
+    assert set(best.covers) == {"shipment", "vehicle"}
+    assert "34 ZZ 777" in r.context
+
+
+def test_a_relation_the_question_names_is_walked_to(writer) -> None:  # type: ignore[no-untyped-def]
+    """A question naming a relation ("account manager") is walked until it has taken it,
+    past the kinds it names (the company, reached in one hop); a relation stated only in a
+    module the asker lacks is never named. (Fails when the walk stops at the asked kinds.)"""
+    _write_lines(writer, [
+        _rec("E-1", "employee", "Deniz Kurt", {"cep": "+90 536 000 11 22"}, []),
+        _rec("C-2", "company", "Kara Lojistik", {}, [{"rel": "account_manager", "kind": "employee", "id": "E-1"}]),
+        _rec("P-2", "person", "Nermin Aksoy", {}, [{"rel": "works_at", "kind": "company", "id": "C-2"}]),
+        _rec("F-2", "personnel_file", "F-2", {"maas": "1 TL"},
+             [{"rel": "salary_of", "kind": "employee", "id": "E-1"}], module="hr"),
+    ])
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (_, binding):
+        assert "account_manager" in binding.rel_names and "works_at" in binding.rel_names
+        assert "salary_of" not in binding.rel_names   # (hr: not the asker's module)
+    r = recall("Who is the account manager of Nermin Aksoy's company? Their mobile number?", workspace="a",
+               member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
+    assert r.trace.paths.relations_asked == ("account_manager",)
+    assert r.trace.paths.stopped == "asked kinds reached"
+    assert [h.rel for h in r.trace.paths.paths[0].hops] == ["works_at", "account_manager"]
+    assert "+90 536 000 11 22" in r.context

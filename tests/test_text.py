@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from brain import text as tx
 from brain.text import (
-    ATTRIBUTE_WORDS, CODE_RE, KIND_WORDS, STOPWORDS, TRIGRAM_DIM, NameIndex, Period, codes, expand_terms,
-    find_mentions, fold, kinds_in, normalize_for_search, parse_period, stem_candidates, stems, tr_lower,
-    trigram_similarity, trigrams, words,
+    ATTRIBUTE_WORDS, CODE_RE, KIND_PARENTS, KIND_WORDS, STOPWORDS, TRIGRAM_DIM, NameIndex, Period, canonical_kind,
+    codes, expand_terms, find_mentions, fold, kind_concepts, kinds_in, normalize_for_search, parse_period,
+    stem_candidates, stems, tr_lower, trigram_similarity, trigrams, words,
 )
 
 # Text rich in the letters that break naive casing, plus marks and punctuation.
@@ -228,6 +228,9 @@ def test_stopwords_are_tr_lower_form() -> None:
     ("Which employee handled the payment?", [("employee", "person"), ("payment", "payment")]),
     ("INVOICE", [("ınvoıce", "invoice")]),
     ("did not pay", []),
+    ("Şikayetteki sevkiyatı hangi araç taşıdı?",
+     [("şikayetteki", "complaint"), ("sevkiyatı", "shipment"), ("araç", "vehicle")]),
+    ("Which subcontractor owns the truck?", [("subcontractor", "supplier"), ("truck", "vehicle")]),
 ])
 def test_kinds_in(question: str, expected: list[tuple[str, str]]) -> None:
     assert kinds_in(question) == expected
@@ -235,10 +238,25 @@ def test_kinds_in(question: str, expected: list[tuple[str, str]]) -> None:
 
 def test_kind_words_are_canonical() -> None:
     canonical = {"company", "person", "product", "supplier", "order", "invoice", "payment", "ticket",
-                 "complaint", "employee", "note", "message"}
+                 "complaint", "note", "message", "shipment", "vehicle", "driver", "contract", "quote",
+                 "warehouse", "project", "installation", "technician", "material", "work_order", "credit_note",
+                 "meeting"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"
+    assert set(KIND_PARENTS) <= canonical and set(KIND_PARENTS.values()) <= canonical
+
+
+@pytest.mark.parametrize("stored, concepts", [
+    ("invoice", {"invoice"}), ("sevkiyat", {"shipment"}), ("Shipment", {"shipment"}),
+    ("employee", {"person"}), ("customer", {"company"}), ("supplier_invoice", {"invoice"}),
+    ("service-ticket", {"ticket"}), ("driver", {"driver", "person"}), ("supplier", {"supplier", "company"}),
+    ("credit_note", {"credit_note"}), ("personnel_file", {"personnel_file"}), ("account", {"account"}),
+])
+def test_a_stored_kind_reads_as_the_kinds_a_question_asks_for(stored: str, concepts: set[str]) -> None:
+    # kinds are an open vocabulary (FORMAT.md): a store may call them anything
+    assert kind_concepts(stored) == concepts
+    assert canonical_kind(stored) in concepts
 
 
 def test_expand_terms_crosses_languages() -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from brain import text as tx
+from brain.text import kind_concepts
 from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
@@ -57,6 +58,50 @@ def _rel_stems(rel: str) -> frozenset[str]:
     return frozenset(tx.stems(rel.replace("_", " ")))
 
 
+@functools.lru_cache(maxsize=4096)
+def _word_forms(word: str) -> frozenset[str]:
+    """A word's folded forms for matching a relation's name: the word, its bases with
+    Turkish suffixes stripped ("şefine" -> şefi, şef), an English word's base ("carries"
+    -> carri) and its five-letter stem, which meets the verb forms the suffix walk leaves
+    ("çalıştığı", "calisir" -> calis; "manager", "managed" -> manag). Forms under three
+    letters say too little."""
+    forms = {f for f in tx._folded_candidates(word) if len(f) >= 3}
+    forms.update(base for f in tuple(forms) if f.isascii() and len(base := tx._english_base(f)) >= 3)
+    forms.update(st for st in tx.stems(word) if len(st) >= 3)
+    return frozenset(forms)
+
+
+@functools.lru_cache(maxsize=4096)
+def _rel_words(rel: str) -> tuple[frozenset[str], ...]:
+    """The forms of each word of a relation's name ("ekip_sefi": ekip, şefi)."""
+    return tuple(_word_forms(w) for w in tx.words(rel.replace("_", " ").replace("-", " "))
+                 if w not in tx.STOPWORDS)
+
+
+
+
+def rels_named(rel_names: tuple[str, ...], q: Question) -> frozenset[str]:
+    """The relations the question names in full, each word in some form ("account manager"
+    -> account_manager, "ekip şefine" -> ekip_sefi; through its relational concepts' words
+    in the other language, "atanan" -> assigned_to), other than those named like a kind.
+    The walk walks on until it has taken them."""
+    if not rel_names:
+        return frozenset()
+    said: set[str] = set()
+    for w in (*q.words, *tx.relation_words(q.info.text)):
+        said |= _word_forms(w)
+    named = {r: ws for r in rel_names
+             if (ws := _rel_words(r)) and all(not f.isdisjoint(said) for f in ws)
+             # (a relation named like a kind, "customer", "for_order", is asked for by the
+             # kind, which the walk reaches anyway)
+             and tx.canonical_kind(r) == r}
+    # the words of one named relation may name a shorter one too ("account manager":
+    # account_of, managed_by): only the fullest names count
+    return frozenset(r for r, ws in named.items()
+                     if not any(len(ws) < len(other) and all(any(not f.isdisjoint(o) for o in other) for f in ws)
+                                for other in named.values()))
+
+
 def send_first_level(conn: Executor, anchors: AnchorStep, *, workspace: str, cfg: RecallConfig,
                      relations: bool = True) -> Rows | None:
     """The first level's edges (from the anchors), sent before the walk, as soon as the
@@ -68,12 +113,15 @@ def send_first_level(conn: Executor, anchors: AnchorStep, *, workspace: str, cfg
 
 
 def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *,
-         workspace: str, cfg: RecallConfig, relations: bool = True, first_level: Rows | None = None) -> PathStep:
+         workspace: str, cfg: RecallConfig, relations: bool = True, first_level: Rows | None = None,
+         rel_names: tuple[str, ...] = ()) -> PathStep:
     """Walk from the anchors; return the best paths and what the walk passed over.
 
     `relations=False` (the workspace holds no edge at all: Binding.relations) walks the
     same, over no rows, without asking the store. `first_level`: the first level's edges
-    as `send_first_level` sent them for these anchors."""
+    as `send_first_level` sent them for these anchors. `rel_names`: the relations the
+    asker's modules hold (Binding.rel_names); those the question names keep the walk
+    going until it has taken them."""
     t0 = time.perf_counter()
     if not anchors.anchors or cfg.max_hops <= 0:
         return PathStep((), {}, (), 0, "no anchors", (time.perf_counter() - t0) * 1000)
@@ -98,7 +146,9 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
         for mid, eid in hit_rows:
             hit_bonus[eid] = max(hit_bonus.get(eid, 0.0), 0.5 / (1 + rank[mid] / 5))
 
-    covered = {r.node.kind for r in reached.values()} & asked
+    covered = {c for r in reached.values() for c in kind_concepts(r.node.kind)} & asked
+    rels_asked = rels_named(rel_names, q)
+    taken: set[str] = set()
     levels: list[Level] = []
     stopped = "max hops"
     for hop in range(1, cfg.max_hops + 1):
@@ -116,8 +166,8 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
         skipped: list[tuple[int, str, int]] = []
         new: dict[int, _Reach] = {}
         for (origin, rel, _), items in groups.items():
-            other_kinds = {(r[8] if fwd else r[5]) for r, fwd in items}
-            named = bool(other_kinds & asked) or _rel_asked(rel, q)
+            named = any(not asked.isdisjoint(kind_concepts(r[8] if fwd else r[5])) for r, fwd in items) \
+                or _rel_asked(rel, q)
             if len(items) > cfg.fanout_limit and not named:
                 skipped.append((origin, rel, len(items)))
                 continue
@@ -129,7 +179,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
                     continue
                 node = Node(other, *(row[8:11] if fwd else row[5:8]))
                 score = parent.score * 0.8
-                if node.kind in asked:
+                if not asked.isdisjoint(kind_concepts(node.kind)):
                     score += 1.0
                 if _rel_asked(rel, q):
                     score += 0.3
@@ -147,13 +197,15 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
         walkers = [r.node.entity_id for r in kept[: cfg.beam]]
         pruned_ids = tuple(r.node.entity_id for r in pruned) + tuple(r.node.entity_id for r in kept[cfg.beam:])
         levels.append(Level(hop, len(frontier), len(kept), pruned_ids[:100], tuple(skipped)))
-        covered |= {r.node.kind for r in kept} & asked
-        if asked and covered >= asked:
-            stopped = "asked kinds reached"
-            break
-        if not asked and hop >= 1:
-            stopped = "no kind asked: one hop of context"
-            break
+        covered |= {c for r in kept for c in kind_concepts(r.node.kind)} & asked
+        taken |= {r.via.rel for r in kept if r.via is not None}
+        if taken >= rels_asked:
+            if asked and covered >= asked:
+                stopped = "asked kinds reached"
+                break
+            if not asked:
+                stopped = "no kind asked: one hop of context" if not rels_asked else "asked relations taken"
+                break
         if not walkers:
             stopped = "nothing further"
             break
@@ -162,13 +214,17 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
             break
         frontier = walkers
 
-    paths = _best_paths(reached, asked, q)
+    paths = _best_paths(reached, asked, q, rels_asked)
     nodes = {eid: r.node for eid, r in reached.items()}
-    return PathStep(tuple(paths), nodes, tuple(levels), len(reached), stopped, (time.perf_counter() - t0) * 1000)
+    return PathStep(tuple(paths), nodes, tuple(levels), len(reached), stopped, (time.perf_counter() - t0) * 1000,
+                    tuple(sorted(rels_asked)))
 
 
-def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, limit: int = 6) -> list[Path]:
-    """Paths from an anchor to each reached node, scored by how much the question asks of them."""
+def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_asked: frozenset[str] = frozenset(),
+                limit: int = 6) -> list[Path]:
+    """Paths from an anchor to each reached node, scored by how much the question asks of
+    them. A path ends at what is asked when its end is of an asked kind or its last hop is
+    a relation the question names (the account manager it asks about)."""
     scored: list[Path] = []
     for eid, r in reached.items():
         if r.depth == 0:
@@ -182,10 +238,10 @@ def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, limit:
             cur = reached.get(cur.parent)
         hops.reverse()
         nodes.reverse()
-        kinds = [reached[n].node.kind for n in nodes]
-        covers = tuple(sorted(set(kinds) & asked))
+        covers = tuple(sorted({c for n in nodes for c in kind_concepts(reached[n].node.kind)} & asked))
         rel_hits = sum(1 for h in hops if _rel_asked(h.rel, q))
-        end_asked = 1.0 if r.node.kind in asked else 0.0
+        end_asked = 0.0 if (asked.isdisjoint(kind_concepts(r.node.kind))
+                            and (r.via is None or r.via.rel not in rels_asked)) else 1.0
         score = (len(covers) / max(1, len(asked))) + 0.5 * end_asked + 0.2 * rel_hits - 0.05 * len(hops) + 0.3 * r.score / (1 + r.score)
         scored.append(Path(tuple(nodes), tuple(hops), round(score, 4), covers))
     scored.sort(key=lambda p: -p.score)

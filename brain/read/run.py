@@ -123,7 +123,7 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         if graph:
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
-                         first_level=first_level)
+                         first_level=first_level, rel_names=binding.rel_names)
             # compact's lines of names and paths, counted while rank waits for the server
             if anchors.anchors:
                 conn.when_idle([partial(line_tokens, anchors_line(anchors))])

@@ -114,6 +114,7 @@ class PathStep:
     visited: int
     stopped: str             # why the walk ended
     ms: float
+    relations_asked: tuple[str, ...] = ()   # relations the question names (walked until taken)
 
 
 @dataclass(frozen=True)

@@ -647,3 +647,21 @@ def test_a_relation_the_question_names_is_walked_to(writer) -> None:  # type: ig
     assert r.trace.paths.stopped == "asked kinds reached"
     assert [h.rel for h in r.trace.paths.paths[0].hops] == ["works_at", "account_manager"]
     assert "+90 536 000 11 22" in r.context
+
+
+def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:  # type: ignore[no-untyped-def]
+    """"Which orders came in October" names nothing: its answer is every order of the month,
+    not what the nearest facts are about, so no anchor is taken by meaning (their paths
+    crowded the month's orders out). (Fails when by_meaning anchors it.)"""
+    _write_lines(writer, [_rec("C-3", "company", "Ege Mobilya", {}, [])] + [
+        {**_rec(f"SO-30{i}", "order", f"SO-30{i}", {"tutar": f"{i}0.000 TL"},
+                [{"rel": "placed_by", "kind": "company", "id": "C-3"}]), "date": date}
+        for i, date in enumerate(["2026-10-03", "2026-10-17", "2026-09-12"], start=1)])
+    r = recall("Ekimde hangi siparişler geldi?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+    assert r.trace.anchors.anchors == ()
+    assert "SO-301" in r.context and "SO-302" in r.context
+    # a question naming nothing and no period is still anchored by meaning
+    r = recall("Siparişler kimden geldi?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+    assert {a.how for a in r.trace.anchors.anchors} == {"meaning"}

@@ -294,10 +294,13 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
 
 
 def by_meaning(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, workspace: str,
-               cfg: RecallConfig) -> AnchorStep:
+               cfg: RecallConfig, listing: bool = False) -> AnchorStep:
     """Last resort when the question names nothing: the entities behind the nearest
-    memories (step 2's best hits), each less sure the further down it came."""
-    if step.anchors or not hits:
+    memories (step 2's best hits), each less sure the further down it came. Not for a
+    question that lists what a period holds (`listing`: "which orders came in October",
+    a kind and a period, no name): its answer is every such fact, not what the few
+    nearest ones are about, whose paths would crowd the others out of the context."""
+    if step.anchors or not hits or listing:
         return step
     t0 = time.perf_counter()
     top = [h.memory_id for h in hits[: cfg.meaning_anchors]]

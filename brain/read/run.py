@@ -121,7 +121,8 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
                                           (workspace,)).fetchone() is None:
             raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
         if graph:
-            anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config)
+            anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config,
+                                 listing=q.period is not None and bool(q.kinds))
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
                          first_level=first_level, rel_names=binding.rel_names)
             # compact's lines of names and paths, counted while rank waits for the server

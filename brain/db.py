@@ -344,7 +344,7 @@ _ARRAY_DUMPERS = [(IntArray, _array_dumper(IntArray, "int8", lambda v: str(int(v
 # A pipelined read (Store.pipelined_read) sends the same two statements apart, the
 # binding's values as parameters.
 _BEGIN_READ_ONLY = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-_BIND_READ_FROM = "SELECT modules, relations, rel_names FROM brain_bind_read"
+_BIND_READ_FROM = "SELECT modules, relations FROM brain_bind_read"
 _BEGIN_READ = f"{_BEGIN_READ_ONLY}; {_BIND_READ_FROM}(%b)".encode()
 _BIND_READ = f"{_BIND_READ_FROM}(%s, %s, %s)"
 
@@ -434,9 +434,6 @@ class Binding:
     # whether the workspace holds any relation, visible or not (a read's binding says;
     # True when not asked): without one, path search has nothing to read
     relations: bool = True
-    # the names of the relations stated in modules the asker reads (sql/027): path search
-    # walks on until it has taken those the question names
-    rel_names: tuple[str, ...] = ()
 
 
 class Store:
@@ -572,8 +569,8 @@ class Store:
             cur.nextset()   # past BEGIN's result, to the binding's row
             row = cur.fetchone()
             assert row is not None   # the function returns one row
-            mods, relations, rel_names = row
-            yield conn, Binding(workspace, member, now, tuple(mods), relations, tuple(rel_names))
+            mods, relations = row
+            yield conn, Binding(workspace, member, now, tuple(mods), relations)
 
     @contextlib.contextmanager
     def pipelined_read(self, workspace: str, *, member: str | None = None,
@@ -597,7 +594,7 @@ class Store:
                 if not got:
                     row = bound.fetchone()
                     assert row is not None   # the function returns one row
-                    got.append(Binding(workspace, member, now, tuple(row[0]), row[1], tuple(row[2])))
+                    got.append(Binding(workspace, member, now, tuple(row[0]), row[1]))
                 return got[0]
 
             yield reader, binding

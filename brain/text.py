@@ -23,7 +23,7 @@ __all__ = [
     "STOPWORDS", "TRIGRAM_DIM",
     "canonical_kind", "codes", "concept_positions", "expand_terms", "find_mentions", "fold", "fold_joined",
     "kind_concepts", "kinds_in", "normalize_for_search", "parse_period", "relation_words", "stem_candidates",
-    "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "words",
+    "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "word_kinds", "words",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -428,10 +428,18 @@ KIND_WORDS: dict[str, str] = {
     "taşeron": "supplier", "subcontractor": "supplier", "nakliyeci": "supplier", "carrier": "supplier",
     "servis talebi": "ticket", "servis kaydı": "ticket", "arıza kaydı": "ticket", "service ticket": "ticket",
     "service request": "ticket",
+    "sevk": "shipment", "kurum": "company", "institution": "company",
+    "hastane": "hospital", "hospital": "hospital", "klinik": "clinic", "clinic": "clinic",
+    "cihaz": "device", "ekipman": "device", "makine": "device", "device": "device", "equipment": "device",
+    "machine": "device",
+    "bakım": "maintenance", "maintenance": "maintenance",
+    "ihale": "tender", "tender": "tender",
+    "yedek parça": "spare_part", "spare part": "spare_part",
 }
 """Word (tr_lower, base form) → canonical entity kind, Turkish and English."""
 
-KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "supplier": "company"}
+KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "supplier": "company",
+                                 "hospital": "company", "clinic": "company"}
 """A canonical kind → the broader kind it is one of: a question asking for a person is
 answered by a driver too, one asking for a company by a supplier."""
 
@@ -548,6 +556,24 @@ def canonical_kind(kind: str) -> str:
     invoice: an English compound by its last word), or the kind itself."""
     parts = fold(kind.replace("_", " ").replace("-", " ")).split()
     return _KIND_BY_FOLD.get(" ".join(parts)) or (_KIND_BY_FOLD.get(parts[-1]) if parts else None) or kind
+
+
+def word_kinds(word: str) -> frozenset[str]:
+    """The canonical kinds (broader ones included) a single word names in any of its forms
+    ("kişisi" -> person, "teknisyen" -> technician, person), or none: how a relation's name
+    says what it leads to ("satinalma_kisisi", "sorumlu_teknisyen")."""
+    got = _word_kinds.get(word)
+    if got is None:
+        found: set[str] = set()
+        for form in _folded_candidates(word):
+            kind = _KIND_BY_FOLD.get(form)
+            if kind is not None:
+                found |= kind_concepts(kind)
+        got = _word_kinds[word] = frozenset(found)
+    return got
+
+
+_word_kinds: dict[str, frozenset[str]] = {}
 
 
 def kind_concepts(kind: str) -> frozenset[str]:

@@ -638,9 +638,12 @@ def test_a_relation_the_question_names_is_walked_to(writer) -> None:  # type: ig
         _rec("F-2", "personnel_file", "F-2", {"maas": "1 TL"},
              [{"rel": "salary_of", "kind": "employee", "id": "E-1"}], module="hr"),
     ])
-    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (_, binding):
-        assert "account_manager" in binding.rel_names and "works_at" in binding.rel_names
-        assert "salary_of" not in binding.rel_names   # (hr: not the asker's module)
+    from brain.read.paths import RELATION_NAMES_SQL
+
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        names = conn.execute(RELATION_NAMES_SQL).fetchone()[0]
+    assert "account_manager" in names and "works_at" in names
+    assert "salary_of" not in names   # (hr: not the asker's module)
     r = recall("Who is the account manager of Nermin Aksoy's company? Their mobile number?", workspace="a",
                member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
     assert r.trace.paths.relations_asked == ("account_manager",)
@@ -665,3 +668,25 @@ def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:
     r = recall("Siparişler kimden geldi?", workspace="a", member="u1", now=NOW,
                store=writer.store, embedder=writer.embedder)
     assert {a.how for a in r.trace.anchors.anchors} == {"meaning"}
+
+
+def test_a_relation_names_the_role_of_the_node_it_leads_to(writer) -> None:  # type: ignore[no-untyped-def]
+    """A person reached by "sorumlu_teknisyen" is the technician a question asks for, though
+    the store calls its people "personel"; the path to it ends at what is asked, and that
+    person's record is lifted as the answer. (Fails when only the node's own kind counts.)"""
+    _write_lines(writer, [
+        _rec("K-1", "klinik", "Çamlıca Göz Kliniği", {}, []),
+        _rec("PE-1", "personel", "Serkan Avcı", {"cep": "0533 000 14 58"}, []),
+        _rec("SK-1", "sikayet", "SK-1", {"konu": "otoklav basınç hatası"}, [{"rel": "musteri", "kind": "klinik", "id": "K-1"}]),
+        _rec("BK-1", "bakim", "BK-1", {"tur": "arıza"},
+             [{"rel": "sikayet", "kind": "sikayet", "id": "SK-1"},
+              {"rel": "sorumlu_teknisyen", "kind": "personel", "id": "PE-1"}]),
+    ])
+    r = recall("Çamlıca Göz'ün şikayetine hangi teknisyen bakıyor, telefonu ne?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    best = r.trace.paths.paths[0]
+    assert best.hops[-1].rel == "sorumlu_teknisyen" and best.ends_asked, r.trace.paths.paths
+    assert set(best.covers) == {"complaint", "technician"}
+    answer = [f for f in r.trace.rank.facts if "answer" in f.parts]
+    assert answer and "0533 000 14 58" in answer[0].text
+    assert "0533 000 14 58" in r.context

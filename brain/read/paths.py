@@ -31,6 +31,10 @@ SELECT e.rel, e.src_id, e.dst_id, e.memory_id, e.valid_from,
  -- in a fixed order: equally scored steps are taken in row order, which must not be the plan's
  ORDER BY e.src_id, e.dst_id, e.rel, e.memory_id"""
 
+# the relations stated in modules the asker reads (sql/028): those the question names are
+# walked to
+RELATION_NAMES_SQL = "SELECT brain_relation_names()"
+
 # (named by a visible memory, an entity is visible: see anchors.MEANING_SQL)
 HIT_ENTITIES_SQL = """
 SELECT me.memory_id, me.entity_id
@@ -45,6 +49,9 @@ class _Reach:
     depth: int
     via: Hop | None
     parent: int | None
+    # the kinds it counts as: its own (text.kind_concepts) and those the relation it was
+    # reached by names ("sorumlu_teknisyen": a technician)
+    concepts: frozenset[str] = frozenset()
 
 
 def _rel_asked(rel: str, q: Question) -> bool:
@@ -72,33 +79,42 @@ def _word_forms(word: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _rel_words(rel: str) -> tuple[frozenset[str], ...]:
-    """The forms of each word of a relation's name ("ekip_sefi": ekip, şefi)."""
-    return tuple(_word_forms(w) for w in tx.words(rel.replace("_", " ").replace("-", " "))
-                 if w not in tx.STOPWORDS)
+def _rel_words(rel: str) -> tuple[tuple[frozenset[str], bool], ...]:
+    """Each word of a relation's name: its forms, and whether it is a kind word ("ekip_sefi":
+    ekip, şefi; "satinalma_kisisi": satınalma, and kişisi, a person)."""
+    return tuple((_word_forms(w), bool(tx.word_kinds(w)))
+                 for w in tx.words(rel.replace("_", " ").replace("-", " ")) if w not in tx.STOPWORDS)
 
 
+@functools.lru_cache(maxsize=4096)
+def rel_roles(rel: str) -> frozenset[str]:
+    """The kinds a relation's name gives the node it leads to ("sorumlu_teknisyen" ->
+    technician, person; "customer" -> company): a person reached by it is the technician a
+    question asks for, whatever kind the store gave the person."""
+    return frozenset(k for w in tx.words(rel.replace("_", " ").replace("-", " ")) for k in tx.word_kinds(w))
 
 
 def rels_named(rel_names: tuple[str, ...], q: Question) -> frozenset[str]:
-    """The relations the question names in full, each word in some form ("account manager"
-    -> account_manager, "ekip şefine" -> ekip_sefi; through its relational concepts' words
-    in the other language, "atanan" -> assigned_to), other than those named like a kind.
-    The walk walks on until it has taken them."""
+    """The relations the question names: every word of the name in some form ("account
+    manager" -> account_manager, "ekip şefine" -> ekip_sefi; through its relational
+    concepts' words in the other language, "atanan" -> assigned_to), a kind word in the
+    name standing for the node it leads to ("satınalmacının" -> satinalma_kisisi). A name
+    made of kind words alone ("customer", "for_order", "cihaz") is asked for by the kind,
+    which the walk reaches anyway. The walk walks on until it has taken them."""
     if not rel_names:
         return frozenset()
     said: set[str] = set()
     for w in (*q.words, *tx.relation_words(q.info.text)):
         said |= _word_forms(w)
     named = {r: ws for r in rel_names
-             if (ws := _rel_words(r)) and all(not f.isdisjoint(said) for f in ws)
-             # (a relation named like a kind, "customer", "for_order", is asked for by the
-             # kind, which the walk reaches anyway)
-             and tx.canonical_kind(r) == r}
+             if (ws := _rel_words(r))
+             and all(is_kind or not forms.isdisjoint(said) for forms, is_kind in ws)
+             and any(not is_kind for _, is_kind in ws)}
     # the words of one named relation may name a shorter one too ("account manager":
     # account_of, managed_by): only the fullest names count
     return frozenset(r for r, ws in named.items()
-                     if not any(len(ws) < len(other) and all(any(not f.isdisjoint(o) for o in other) for f in ws)
+                     if not any(len(ws) < len(other)
+                                and all(any(not f.isdisjoint(o) for o, _ in other) for f, _ in ws)
                                 for other in named.values()))
 
 
@@ -120,7 +136,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     `relations=False` (the workspace holds no edge at all: Binding.relations) walks the
     same, over no rows, without asking the store. `first_level`: the first level's edges
     as `send_first_level` sent them for these anchors. `rel_names`: the relations the
-    asker's modules hold (Binding.rel_names); those the question names keep the walk
+    asker's modules hold (RELATION_NAMES_SQL); those the question names keep the walk
     going until it has taken them."""
     t0 = time.perf_counter()
     if not anchors.anchors or cfg.max_hops <= 0:
@@ -129,7 +145,8 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     # Entities that the best recalled memories are about: reaching them is a good sign.
     top_hits = [h.memory_id for h in recall.fused[:20]]
     reached: dict[int, _Reach] = {
-        a.node.entity_id: _Reach(a.node, a.score, 0, None, None) for a in anchors.anchors}
+        a.node.entity_id: _Reach(a.node, a.score, 0, None, None, kind_concepts(a.node.kind))
+        for a in anchors.anchors}
     frontier = list(reached)
 
     def send_level(ids: list[int]) -> Rows | None:
@@ -146,7 +163,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
         for mid, eid in hit_rows:
             hit_bonus[eid] = max(hit_bonus.get(eid, 0.0), 0.5 / (1 + rank[mid] / 5))
 
-    covered = {c for r in reached.values() for c in kind_concepts(r.node.kind)} & asked
+    covered = {c for r in reached.values() for c in r.concepts} & asked
     rels_asked = rels_named(rel_names, q)
     taken: set[str] = set()
     levels: list[Level] = []
@@ -167,7 +184,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
         new: dict[int, _Reach] = {}
         for (origin, rel, _), items in groups.items():
             named = any(not asked.isdisjoint(kind_concepts(r[8] if fwd else r[5])) for r, fwd in items) \
-                or _rel_asked(rel, q)
+                or _rel_asked(rel, q) or (items[0][1] and not asked.isdisjoint(rel_roles(rel)))
             if len(items) > cfg.fanout_limit and not named:
                 skipped.append((origin, rel, len(items)))
                 continue
@@ -178,15 +195,16 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
                 if other in reached:
                     continue
                 node = Node(other, *(row[8:11] if fwd else row[5:8]))
+                concepts = kind_concepts(node.kind) | rel_roles(rel) if fwd else kind_concepts(node.kind)
                 score = parent.score * 0.8
-                if not asked.isdisjoint(kind_concepts(node.kind)):
+                if not asked.isdisjoint(concepts):
                     score += 1.0
                 if _rel_asked(rel, q):
                     score += 0.3
                 score += hit_bonus.get(other, 0.0)
                 # newer relations first among equals (a customer's latest order)
                 score += 1e-10 * valid_from.timestamp()
-                cand = _Reach(node, score, hop, Hop(src, rel, dst, mid, fwd), origin)
+                cand = _Reach(node, score, hop, Hop(src, rel, dst, mid, fwd), origin, concepts)
                 if other not in new or new[other].score < score:
                     new[other] = cand
         ordered = sorted(new.values(), key=lambda r: -r.score)
@@ -197,7 +215,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
         walkers = [r.node.entity_id for r in kept[: cfg.beam]]
         pruned_ids = tuple(r.node.entity_id for r in pruned) + tuple(r.node.entity_id for r in kept[cfg.beam:])
         levels.append(Level(hop, len(frontier), len(kept), pruned_ids[:100], tuple(skipped)))
-        covered |= {c for r in kept for c in kind_concepts(r.node.kind)} & asked
+        covered |= {c for r in kept for c in r.concepts} & asked
         taken |= {r.via.rel for r in kept if r.via is not None}
         if taken >= rels_asked:
             if asked and covered >= asked:
@@ -238,12 +256,12 @@ def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_a
             cur = reached.get(cur.parent)
         hops.reverse()
         nodes.reverse()
-        covers = tuple(sorted({c for n in nodes for c in kind_concepts(reached[n].node.kind)} & asked))
+        covers = tuple(sorted({c for n in nodes for c in reached[n].concepts} & asked))
         rel_hits = sum(1 for h in hops if _rel_asked(h.rel, q))
-        end_asked = 0.0 if (asked.isdisjoint(kind_concepts(r.node.kind))
+        end_asked = 0.0 if (asked.isdisjoint(r.concepts)
                             and (r.via is None or r.via.rel not in rels_asked)) else 1.0
         score = (len(covers) / max(1, len(asked))) + 0.5 * end_asked + 0.2 * rel_hits - 0.05 * len(hops) + 0.3 * r.score / (1 + r.score)
-        scored.append(Path(tuple(nodes), tuple(hops), round(score, 4), covers))
+        scored.append(Path(tuple(nodes), tuple(hops), round(score, 4), covers, end_asked == 1.0))
     scored.sort(key=lambda p: -p.score)
     # drop paths that are a prefix of a better one already kept
     out: list[Path] = []

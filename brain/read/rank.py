@@ -182,7 +182,7 @@ CANDIDATES_WITH_NODES_SQL = _CANDIDATES.format(**_WITH_NODES)
 
 
 WEIGHTS = {"meaning": 0.30, "stems": 0.45, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
-           "codes": 0.35, "said": 0.25, "beside": 0.45}
+           "codes": 0.35, "said": 0.25, "beside": 0.45, "answer": 0.40}
 _BESIDE_DECAY = 0.6   # the lift of a turn two steps from a hit, against one right beside it
 _ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its pull weakens
 
@@ -195,6 +195,11 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     t0 = time.perf_counter()
     why: dict[int, list[str]] = {}
     path_score: dict[int, float] = {}
+    # the records defining the node the best path ends at, when that is what the question
+    # asks for (a supplier asked as "hangi firmadan"): the answer itself, lifted above
+    # facts that only mention the anchor (its code, its name)
+    answer: set[int] = set()
+    answer_node: int | None = None
 
     def add(mid: int, reason: str, bonus: float = 0.0) -> None:
         why.setdefault(mid, [])
@@ -220,6 +225,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
             for hop in p.hops:
                 add(hop.memory_id, "path evidence", weight)
         end_nodes = {p.nodes[-1]: w for p, w in zip(best, weights)}
+        answer_node = top.nodes[-1] if top is not None and top.ends_asked else None
         on_path = {n: 0.6 for p in best for n in p.nodes}
         anchor_ids = [a.node.entity_id for a in anchors.anchors]
         node_weight = {**on_path, **{a.node.entity_id: 0.8 * a.score for a in anchors.anchors}, **end_nodes}
@@ -251,6 +257,8 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
                 elif part == _SUBJECT:
                     add(mid, "answer node" if eid in end_nodes else "anchor" if eid in anchor_ids else "path node",
                         node_weight.get(eid, 0.5))
+                    if eid == answer_node:
+                        answer.add(mid)
                 else:
                     # an anchor that hundreds of turns name (a party to the conversation)
                     # says little about which of them answers
@@ -283,6 +291,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     # int and float: the loop runs for every candidate, ~90 on LoCoMo)
     w_codes, w_said, w_meaning, w_stems = WEIGHTS["codes"], WEIGHTS["said"], WEIGHTS["meaning"], WEIGHTS["stems"]
     w_recall, w_path, w_period, w_prior = WEIGHTS["recall"], WEIGHTS["path"], WEIGHTS["period"], WEIGHTS["prior"]
+    w_answer = WEIGHTS["answer"]
     idf_of = idf.__getitem__
     baseline = bool(cfg.top_k)
     for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, importance,
@@ -310,6 +319,9 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         score += w_recall * v
         parts["path"] = v = path_score.get(mid, 0.0) if graph_mode else 0.0
         score += w_path * v
+        if mid in answer:
+            parts["answer"] = 1.0
+            score += w_answer
         if period is not None:
             parts["period"] = v = 1.0 if period.start <= occurred < period.end else -0.4
             score += w_period * v

@@ -17,7 +17,7 @@ from brain.errors import UnknownWorkspace
 from brain.read.anchors import by_meaning, find_anchors, send_lookups
 from brain.read.compact import PATHS_SHOWN, anchors_line, compact, path_line
 from brain.read.config import HYBRID, RecallConfig
-from brain.read.paths import send_first_level, walk
+from brain.read.paths import RELATION_NAMES_SQL, send_first_level, walk
 from brain.read.question import Question, analyse, read_words
 from brain.read.rank import rank_facts
 from brain.read.recall import start_recall
@@ -99,6 +99,9 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         t1 += time.perf_counter() - t_q
         binding = bound()
         vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
+        # the relation names path search needs, asked behind the statements every read
+        # waits for (not in the binding, which runs before them: sql/028)
+        rel_names = conn.execute(RELATION_NAMES_SQL) if graph and binding.relations else None
         first_level = None
         if graph:
             anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
@@ -124,7 +127,8 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config,
                                  listing=q.period is not None and bool(q.kinds))
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
-                         first_level=first_level, rel_names=binding.rel_names)
+                         first_level=first_level,
+                         rel_names=tuple(rel_names.fetchone()[0]) if rel_names is not None else ())
             # compact's lines of names and paths, counted while rank waits for the server
             if anchors.anchors:
                 conn.when_idle([partial(line_tokens, anchors_line(anchors))])

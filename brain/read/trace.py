@@ -95,6 +95,7 @@ class Path:
     hops: tuple[Hop, ...]
     score: float
     covers: tuple[str, ...]  # asked kinds this path reaches
+    ends_asked: bool = False  # it ends at what the question asks for (an asked kind, or by a named relation)
 
 
 @dataclass(frozen=True)

@@ -51,11 +51,22 @@ def _hash(payload: Any) -> str:
     return hashlib.sha1(raw.encode("utf-8")).hexdigest()
 
 
+# Titles written before a person's name ("Dr. Hakan Erdem", "Op. Dr. ...", "Av. ..."),
+# which people leave out when they name the person.
+_TITLES = frozenset({"dr", "op", "prof", "doc", "uzm", "av", "muh", "mr", "mrs", "ms", "sn"})
+
+
 def derived_aliases(kind: str, name: str) -> list[str]:
-    """Short names people use for an organisation, derived from its full name."""
+    """Short names people use for an organisation, derived from its full name, and a name
+    without the titles written before it ("Dr. Hakan Erdem" -> "Hakan Erdem")."""
     folded = tx.fold(name).split()
     out: list[str] = []
     words = name.split()
+    lead = 0
+    while lead < len(words) - 2 and tx.fold(words[lead]).replace(" ", "") in _TITLES:
+        lead += 1
+    if lead:
+        out.append(" ".join(words[lead:]))
     # drop trailing legal-form words
     keep = len(words)
     while keep > 1 and tx.fold(words[keep - 1]).replace(" ", "") in _LEGAL_FORMS_GLUED:

@@ -690,3 +690,42 @@ def test_a_relation_names_the_role_of_the_node_it_leads_to(writer) -> None:  # t
     answer = [f for f in r.trace.rank.facts if "answer" in f.parts]
     assert answer and "0533 000 14 58" in answer[0].text
     assert "0533 000 14 58" in r.context
+
+
+@pytest.mark.parametrize("kind, name, aliases", [
+    ("kisi", "Dr. Hakan Erdem", ["Hakan Erdem"]),
+    ("person", "Op. Dr. Levent Karaca", ["Levent Karaca"]),
+    ("person", "Dr. Erdem", []),                 # (a title and one name: left whole)
+    ("person", "Ahmet Kaya", []),
+    ("company", "Ağaoğlu Yapı A.Ş.", ["Ağaoğlu Yapı", "Ağaoğlu"]),
+])
+def test_derived_aliases_drop_titles_and_legal_forms(kind: str, name: str, aliases: list[str]) -> None:
+    from brain.write import derived_aliases
+
+    assert derived_aliases(kind, name) == aliases
+
+
+def test_a_code_no_record_is_keyed_by_is_sought_in_names(writer) -> None:  # type: ignore[no-untyped-def]
+    """"IP-22" is a code no record is keyed by, but a product's name holds it: the product
+    anchors by containment. (Fails when every code word counts as explained.)"""
+    _write_lines(writer, [_rec("U-1", "urun", "İnfüzyon Pompası IP-22", {"fiyat": "1 TL"}, [])])
+    q = analyse("Who supplies the IP-22 infusion pump?", NOW)
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        step = find_anchors(conn, q, workspace="a", cfg=HYBRID)
+    assert [(a.node.key, a.how) for a in step.anchors] == [("U-1", "contains")]
+
+
+def test_a_kind_word_is_not_sought_inside_names(writer) -> None:  # type: ignore[no-untyped-def]
+    """Many an organisation's name holds its kind ("... Hastanesi"): "hastanesine" names no
+    hospital by containment, the person named does. (Fails when suffixed kind words are
+    sought inside names: every hospital anchors.)"""
+    _write_lines(writer, [
+        _rec("H-1", "hastane", "Özel Deniz Hastanesi", {}, []),
+        _rec("H-2", "hastane", "Kuzey Şehir Hastanesi", {}, []),
+        _rec("KS-1", "kisi", "Dr. Ali Yalın", {}, [{"rel": "calistigi_kurum", "kind": "hastane", "id": "H-1"}]),
+    ])
+    q = analyse("Ali Yalın'ın hastanesine iade yapacağız, IBAN'ları ne?", NOW)
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        step = find_anchors(conn, q, workspace="a", cfg=HYBRID)
+    assert [a.node.key for a in step.anchors] == ["KS-1"], step.anchors
+    assert step.anchors[0].how == "exact"   # the alias without the title

@@ -122,13 +122,21 @@ class Lookups:
     contains: Rows | None = None                   # CONTAINS_ANY_SQL, for the words no code explains
 
 
-def _loose(words: tuple[str, ...], covered: set[int] | frozenset[int]) -> dict[str, int]:
+def _loose(words: tuple[str, ...], covered: set[int] | frozenset[int],
+           codes: frozenset[int] = frozenset()) -> dict[str, int]:
     """The forms of the words that may sit inside a longer name (not explained, not a
     stop or kind word, four letters or more, no digit): folded stem candidates of four
-    letters or more, each with the first word it came from."""
+    letters or more, each with the first word it came from. A record code no record is
+    keyed by (`codes`, not `covered`) is sought as written: it may be part of a name
+    ("IP-22" in "İnfüzyon Pompası IP-22")."""
     forms: dict[str, int] = {}
     for i, w in enumerate(words):
-        if i in covered or w in _NOISE or len(w) < 4 or any(ch.isdigit() for ch in w):
+        if i in codes and i not in covered and len(w) >= 4:
+            forms.setdefault(tx.fold(w), i)
+            continue
+        # (a kind word in any form, "hastanesine", is not sought inside names: many an
+        # organisation's name holds its kind, "... Hastanesi", "... Lojistik")
+        if i in covered or w in _NOISE or len(w) < 4 or any(ch.isdigit() for ch in w) or tx.word_kinds(w):
             continue
         for cand in tx.stem_candidates(w):
             f = tx.fold(cand)
@@ -179,7 +187,7 @@ def send_lookups(conn: Executor, q: Worded, *, workspace: str) -> Lookups:
     # are known only once the names are read; asked now for every word no code explains,
     # the server answers before the fused statement sent next, and find_anchors keeps
     # the names that hold a word the names left.
-    forms = _loose(words, coded)
+    forms = _loose(words, frozenset(), coded)
     contains = (conn.execute(CONTAINS_ANY_SQL, {"ws": workspace, "forms": TextArray(forms), "tsq": _tsquery(forms)})
                 if forms else None)
     return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000, contains)
@@ -204,11 +212,14 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             covered.update(positions)
 
     words = q.words
-    # 1. record codes, exactly as written
+    # 1. record codes, exactly as written (a code no record is keyed by may be part of a
+    # name: step 3)
     if sent.codes is not None:
+        keyed = set()
         for row in sent.codes.fetchall():
             keep(Anchor(_node(row), "code", row[4], 1.0))
-    covered.update(sent.coded)
+            keyed.add(str(row[4]).lower())
+        covered.update(i for i in sent.coded if words[i] in keyed)
 
     # 2. names and aliases (the keys send_lookups asked for)
     keys = sent.keys
@@ -232,7 +243,7 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             covered.update(range(i, j))
 
     # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
-    forms = _loose(words, covered)
+    forms = _loose(words, covered, sent.coded)
     if forms:
         holding = _contains_from(sent.contains.fetchall(), forms) if sent.contains is not None else None
         if holding is None:

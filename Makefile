@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 
-.PHONY: run test test-fast setup setup-dev browser demo stop reset bench bench-quick bench-locomo typecheck fixtures
+.PHONY: run test test-fast setup setup-dev browser demo stop reset bench bench-quick bench-locomo bench-outside typecheck fixtures
 
 $(BIN)/python:
 	@py="$(PY)"; [ -n "$$py" ] || py=$$(python3 tools/pick_python.py) || exit 1; \
@@ -61,12 +61,17 @@ bench: setup-dev
 	$(BIN)/python -m bench all
 	@if [ -f "$(LOCOMO)" ]; then $(BIN)/python -m brain bench locomo "$(LOCOMO)"; \
 	else echo "LoCoMo file $(LOCOMO) not found: public benchmark skipped"; fi
+	$(BIN)/python -m bench outside
 
 bench-locomo: setup-dev
 	$(BIN)/python -m brain bench locomo "$(LOCOMO)"
 
 bench-quick: setup-dev
 	$(BIN)/python -m bench quick
+
+## Other businesses' data and questions, written blind against FORMAT.md (bench/outside/).
+bench-outside: setup-dev
+	$(BIN)/python -m bench outside
 
 stop:
 	-$(BIN)/python -m brain stop

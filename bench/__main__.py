@@ -1,4 +1,4 @@
-"""Benchmarks: `python -m bench questions|quick|all|scale-load|profile|compare|contexts`.
+"""Benchmarks: `python -m bench questions|quick|all|scale-load|profile|compare|contexts|outside`.
 
 `questions` loads a data file into its own store (BRAIN_DATA_DIR, default .brain-bench/),
 asks a FORMAT.md question file through the real read path and through plain vector
@@ -11,6 +11,9 @@ questions, and the permission sweep over every member-facing read path. `quick`
 if already loaded). Both write report.md, results.json and PNG plots under
 bench/results/<timestamp>/ and end with one line:
 `bench: answered A% (vector V%), multi-hop M% (vector W%), leaks L in N answers, p50 P ms`.
+
+`outside` runs `questions` on each set under bench/outside/ (businesses other than the
+demo, written blind against FORMAT.md), each loaded into a fresh store of its own.
 """
 
 from __future__ import annotations
@@ -447,6 +450,44 @@ def cmd_contexts(args: argparse.Namespace) -> int:
     return 1 if any(diff.values()) else 0
 
 
+OUTSIDE = ROOT / "bench" / "outside"
+
+
+def cmd_outside(args: argparse.Namespace) -> int:
+    """Every outside set (bench/outside/<name>/: data.jsonl, questions.jsonl, written blind
+    against FORMAT.md, see its README) through `questions`, each loaded into a fresh store
+    of its own (.brain-outside/<name>/: the write path is part of what is measured)."""
+    import shutil
+    import subprocess
+
+    sets = sorted(d for d in OUTSIDE.iterdir() if (d / "data.jsonl").exists() and (d / "questions.jsonl").exists())
+    if args.only:
+        sets = [d for d in sets if d.name in args.only.split(",")]
+    if not sets:
+        print(f"no outside set under {OUTSIDE} (each needs data.jsonl and questions.jsonl)", file=sys.stderr)
+        return 2
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out or RESULTS / f"{stamp}-outside")
+    failed = 0
+    for d in sets:
+        store = ROOT / ".brain-outside" / d.name
+        if not args.keep:
+            shutil.rmtree(store, ignore_errors=True)
+        env = {k: v for k, v in os.environ.items() if k not in ("BRAIN_DATA_DIR", "DATABASE_URL")}
+        run = subprocess.run([sys.executable, "-m", "bench", "questions", "--data", str(d / "data.jsonl"),
+                              "--questions", str(d / "questions.jsonl"), "--split", "all",
+                              "--data-dir", str(store), "--out", str(out / d.name)],
+                             cwd=ROOT, env=env, capture_output=True, text=True)
+        line = next((x for x in run.stdout.splitlines() if x.startswith("questions:")), None)
+        if run.returncode != 0 or line is None:
+            failed += 1
+            print(f"{d.name}: failed (exit {run.returncode})\n{run.stderr[-2000:]}", file=sys.stderr)
+            continue
+        print(f"{d.name}: {line.removeprefix('questions: ')}")
+    print(f"reports: {out}/<set>/questions.md")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench.business import SCALE
 
@@ -506,6 +547,12 @@ def main(argv: list[str] | None = None) -> int:
     x.add_argument("--against", help="an earlier dump: list the questions whose answer differs (exit 1 if any)")
     _question_options(x, split="all")
     x.set_defaults(func=cmd_contexts)
+    o = sub.add_parser("outside", help="the outside sets written blind against FORMAT.md (bench/outside/), "
+                                       "each in a fresh store")
+    o.add_argument("--only", help="comma-separated set names (default: all)")
+    o.add_argument("--keep", action="store_true", help="reuse each set's store as loaded (default: load afresh)")
+    o.add_argument("--out")
+    o.set_defaults(func=cmd_outside)
     args = p.parse_args(argv)
     return int(args.func(args))
 

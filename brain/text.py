@@ -435,11 +435,20 @@ KIND_WORDS: dict[str, str] = {
     "bakım": "maintenance", "maintenance": "maintenance",
     "ihale": "tender", "tender": "tender",
     "yedek parça": "spare_part", "spare part": "spare_part",
+    "şantiye": "site", "construction site": "site", "building site": "site",
+    "müteahhit": "contractor", "yüklenici": "contractor", "contractor": "contractor",
+    "bayi": "dealer", "dealer": "dealer",
+    "irsaliye": "delivery_note", "sevk irsaliyesi": "delivery_note", "delivery note": "delivery_note",
+    "waybill": "delivery_note",
+    "çek": "cheque", "cheque": "cheque",
+    # (who drove asks for the driver)
+    "driving": "driver", "drove": "driver",
 }
 """Word (tr_lower, base form) → canonical entity kind, Turkish and English."""
 
 KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "supplier": "company",
-                                 "hospital": "company", "clinic": "company"}
+                                 "hospital": "company", "clinic": "company", "contractor": "company",
+                                 "dealer": "company", "delivery_note": "shipment", "cheque": "payment"}
 """A canonical kind → the broader kind it is one of: a question asking for a person is
 answered by a driver too, one asking for a company by a supplier."""
 

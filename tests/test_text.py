@@ -240,7 +240,8 @@ def test_kind_words_are_canonical() -> None:
     canonical = {"company", "person", "product", "supplier", "order", "invoice", "payment", "ticket",
                  "complaint", "note", "message", "shipment", "vehicle", "driver", "contract", "quote",
                  "warehouse", "project", "installation", "technician", "material", "work_order", "credit_note",
-                 "meeting", "hospital", "clinic", "device", "maintenance", "tender", "spare_part"}
+                 "meeting", "hospital", "clinic", "device", "maintenance", "tender", "spare_part", "site",
+                 "contractor", "dealer", "delivery_note", "cheque"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"

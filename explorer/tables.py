@@ -50,10 +50,10 @@ def paths(result: Recall) -> pd.DataFrame:
             arrow = f" —{h.rel}→ " if h.forward else f" ←{h.rel}— "
             walk += arrow + _name(nodes, nxt)
         rows.append({"path": i, "answer path": i == 1, "score": _r(p.score), "covers": ", ".join(p.covers),
-                     "hops": len(p.hops), "walk": walk,
+                     "ends at what is asked": p.ends_asked, "hops": len(p.hops), "walk": walk,
                      "evidence memories": ", ".join(str(h.memory_id) for h in p.hops)})
-    return pd.DataFrame(rows, columns=["path", "answer path", "score", "covers", "hops", "walk",
-                                       "evidence memories"])
+    return pd.DataFrame(rows, columns=["path", "answer path", "score", "covers", "ends at what is asked", "hops",
+                                       "walk", "evidence memories"])
 
 
 def facts(result: Recall) -> pd.DataFrame:

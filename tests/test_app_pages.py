@@ -289,3 +289,9 @@ def test_unreachable_database_gives_a_message_not_a_traceback(monkeypatch: pytes
         at.run()
         assert not at.exception, (page, [e.value for e in at.exception])
         assert any("cannot be reached" in e.value for e in at.error), (page, [e.value for e in at.error])
+
+
+def test_the_paths_step_names_the_relations_the_question_asks_for(demo_app: None) -> None:
+    at = ok(fresh_app(workspace="acme-tr", **{"as": "u-ayse"}, now=NOW,
+                      q="What is the address of the company that placed order SO-1014?").run())
+    assert any("Relations the question names, walked to: placed_by." in c.value for c in at.caption)

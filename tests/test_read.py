@@ -729,3 +729,22 @@ def test_a_kind_word_is_not_sought_inside_names(writer) -> None:  # type: ignore
         step = find_anchors(conn, q, workspace="a", cfg=HYBRID)
     assert [a.node.key for a in step.anchors] == ["KS-1"], step.anchors
     assert step.anchors[0].how == "exact"   # the alias without the title
+
+
+def test_the_trace_names_only_relations_met_on_visible_edges(writer) -> None:  # type: ignore[no-untyped-def]
+    """A relation stated only by another member's private fact may steer how far the walk
+    goes, but the trace never names it: only relations the walk met on edges the asker
+    sees. (Fails when the trace lists every relation the question names.)"""
+    _write_lines(writer, [
+        {"type": "member", "workspace": "a", "id": "u2", "name": "Can", "roles": ["sales"]},
+        _rec("C-4", "company", "Mor Lojistik", {}, []),
+        _rec("E-4", "employee", "Deniz Kara", {}, []),
+        {**_rec("C-4", "company", "Mor Lojistik", {}, [{"rel": "gizli_sorumlu", "kind": "employee", "id": "E-4"}]),
+         "app": "notes", "privacy": "private", "owner": "u2"},
+    ])
+    q = "Mor Lojistik'in gizli sorumlusu kim?"
+    mine = recall(q, workspace="a", member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
+    owner = recall(q, workspace="a", member="u2", now=NOW, store=writer.store, embedder=writer.embedder)
+    assert owner.trace.paths.relations_asked == ("gizli_sorumlu",)
+    assert mine.trace.paths.relations_asked == ()
+    assert "gizli_sorumlu" not in mine.context + mine.to_json()

@@ -137,7 +137,9 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     same, over no rows, without asking the store. `first_level`: the first level's edges
     as `send_first_level` sent them for these anchors. `rel_names`: the relations the
     asker's modules hold (RELATION_NAMES_SQL); those the question names keep the walk
-    going until it has taken them."""
+    going until it has taken them. (A name is a module's vocabulary, not a fact: one stated
+    only by facts the asker may not read can steer how far the walk goes, never what it
+    reads; the trace names only those the walk met on visible edges.)"""
     t0 = time.perf_counter()
     if not anchors.anchors or cfg.max_hops <= 0:
         return PathStep((), {}, (), 0, "no anchors", (time.perf_counter() - t0) * 1000)
@@ -166,6 +168,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     covered = {c for r in reached.values() for c in r.concepts} & asked
     rels_asked = rels_named(rel_names, q)
     taken: set[str] = set()
+    seen: set[str] = set()   # relations of the visible edges the walk read
     levels: list[Level] = []
     stopped = "max hops"
     for hop in range(1, cfg.max_hops + 1):
@@ -176,6 +179,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
         front = set(frontier)
         for row in rows:
             rel, src, dst = row[0], int(row[1]), int(row[2])
+            seen.add(rel)
             if src in front:
                 groups.setdefault((src, rel, True), []).append((row, True))
             if dst in front:
@@ -235,7 +239,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     paths = _best_paths(reached, asked, q, rels_asked)
     nodes = {eid: r.node for eid, r in reached.items()}
     return PathStep(tuple(paths), nodes, tuple(levels), len(reached), stopped, (time.perf_counter() - t0) * 1000,
-                    tuple(sorted(rels_asked)))
+                    tuple(sorted(rels_asked & seen)))
 
 
 def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_asked: frozenset[str] = frozenset(),

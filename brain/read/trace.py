@@ -115,7 +115,7 @@ class PathStep:
     visited: int
     stopped: str             # why the walk ended
     ms: float
-    relations_asked: tuple[str, ...] = ()   # relations the question names (walked until taken)
+    relations_asked: tuple[str, ...] = ()   # relations the question names, walked to (those met on visible edges)
 
 
 @dataclass(frozen=True)

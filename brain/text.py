@@ -23,7 +23,7 @@ __all__ = [
     "STOPWORDS", "TRIGRAM_DIM",
     "canonical_kind", "codes", "concept_positions", "expand_terms", "find_mentions", "fold", "fold_joined",
     "kind_concepts", "kinds_in", "normalize_for_search", "parse_period", "relation_words", "stem_candidates",
-    "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "word_kinds", "words",
+    "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "word_forms", "word_kinds", "words",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -565,6 +565,19 @@ def canonical_kind(kind: str) -> str:
     invoice: an English compound by its last word), or the kind itself."""
     parts = fold(kind.replace("_", " ").replace("-", " ")).split()
     return _KIND_BY_FOLD.get(" ".join(parts)) or (_KIND_BY_FOLD.get(parts[-1]) if parts else None) or kind
+
+
+@lru_cache(maxsize=8192)
+def word_forms(word: str) -> frozenset[str]:
+    """A word's folded forms for matching it with another's (a relation's name with a
+    question's words): the word, its bases with Turkish suffixes stripped ("şefine" ->
+    şefi, şef), an English word's base ("carries" -> carri) and its five-letter stem, which
+    meets the verb forms the suffix walk leaves ("çalıştığı", "calisir" -> calis; "manager",
+    "managed" -> manag). Forms under three letters say too little."""
+    forms = {f for f in _folded_candidates(word) if len(f) >= 3}
+    forms.update(base for f in tuple(forms) if f.isascii() and len(base := _english_base(f)) >= 3)
+    forms.update(st for st in stems(word) if len(st) >= 3)
+    return frozenset(forms)
 
 
 def word_kinds(word: str) -> frozenset[str]:

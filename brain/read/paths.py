@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from brain import text as tx
-from brain.text import kind_concepts
 from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import AnchorStep, Hop, Level, Node, Path, PathStep, RecallStep
+from brain.text import kind_concepts
 from brain.wire import Executor, Rows
 
 EDGES_SQL = """
@@ -66,23 +66,10 @@ def _rel_stems(rel: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _word_forms(word: str) -> frozenset[str]:
-    """A word's folded forms for matching a relation's name: the word, its bases with
-    Turkish suffixes stripped ("şefine" -> şefi, şef), an English word's base ("carries"
-    -> carri) and its five-letter stem, which meets the verb forms the suffix walk leaves
-    ("çalıştığı", "calisir" -> calis; "manager", "managed" -> manag). Forms under three
-    letters say too little."""
-    forms = {f for f in tx._folded_candidates(word) if len(f) >= 3}
-    forms.update(base for f in tuple(forms) if f.isascii() and len(base := tx._english_base(f)) >= 3)
-    forms.update(st for st in tx.stems(word) if len(st) >= 3)
-    return frozenset(forms)
-
-
-@functools.lru_cache(maxsize=4096)
 def _rel_words(rel: str) -> tuple[tuple[frozenset[str], bool], ...]:
     """Each word of a relation's name: its forms, and whether it is a kind word ("ekip_sefi":
     ekip, şefi; "satinalma_kisisi": satınalma, and kişisi, a person)."""
-    return tuple((_word_forms(w), bool(tx.word_kinds(w)))
+    return tuple((tx.word_forms(w), bool(tx.word_kinds(w)))
                  for w in tx.words(rel.replace("_", " ").replace("-", " ")) if w not in tx.STOPWORDS)
 
 
@@ -105,7 +92,7 @@ def rels_named(rel_names: tuple[str, ...], q: Question) -> frozenset[str]:
         return frozenset()
     said: set[str] = set()
     for w in (*q.words, *tx.relation_words(q.info.text)):
-        said |= _word_forms(w)
+        said |= tx.word_forms(w)
     named = {r: ws for r in rel_names
              if (ws := _rel_words(r))
              and all(is_kind or not forms.isdisjoint(said) for forms, is_kind in ws)
@@ -187,8 +174,8 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
         skipped: list[tuple[int, str, int]] = []
         new: dict[int, _Reach] = {}
         for (origin, rel, _), items in groups.items():
-            named = any(not asked.isdisjoint(kind_concepts(r[8] if fwd else r[5])) for r, fwd in items) \
-                or _rel_asked(rel, q) or (items[0][1] and not asked.isdisjoint(rel_roles(rel)))
+            named = (any(not asked.isdisjoint(kind_concepts(r[8] if fwd else r[5])) for r, fwd in items)
+                     or _rel_asked(rel, q) or (items[0][1] and not asked.isdisjoint(rel_roles(rel))))
             if len(items) > cfg.fanout_limit and not named:
                 skipped.append((origin, rel, len(items)))
                 continue

@@ -664,6 +664,10 @@ def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:
                store=writer.store, embedder=writer.embedder)
     assert r.trace.anchors.anchors == ()
     assert "SO-301" in r.context and "SO-302" in r.context
+    # a period without a kind word lists as well ("what went out in October")
+    r = recall("Ekimde neler geldi?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+    assert r.trace.anchors.anchors == ()
     # a question naming nothing and no period is still anchored by meaning
     r = recall("Siparişler kimden geldi?", workspace="a", member="u1", now=NOW,
                store=writer.store, embedder=writer.embedder)

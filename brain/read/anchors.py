@@ -309,8 +309,9 @@ def by_meaning(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, works
     """Last resort when the question names nothing: the entities behind the nearest
     memories (step 2's best hits), each less sure the further down it came. Not for a
     question that lists what a period holds (`listing`: "which orders came in October",
-    a kind and a period, no name): its answer is every such fact, not what the few
-    nearest ones are about, whose paths would crowd the others out of the context."""
+    "which releases went out last week": a period, no name): its answer is every such
+    fact, not what the few nearest ones are about, whose paths would crowd the others out
+    of the context."""
     if step.anchors or not hits or listing:
         return step
     t0 = time.perf_counter()

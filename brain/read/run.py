@@ -125,7 +125,7 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
             raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
         if graph:
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config,
-                                 listing=q.period is not None and bool(q.kinds))
+                                 listing=q.period is not None)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
                          first_level=first_level,
                          rel_names=tuple(rel_names.fetchone()[0]) if rel_names is not None else ())

@@ -77,6 +77,11 @@ def derived_aliases(kind: str, name: str) -> list[str]:
         out.append(words[0].rstrip(",."))
         # "Ağaoğlu Yapı" for "Ağaoğlu Yapı Market": every leading part of two words or more
         out.extend(" ".join(words[:n]).rstrip(",.") for n in range(2, keep))
+    elif "company" in tx.kind_concepts(kind) and len(folded) >= 3:
+        # an organisation of another vocabulary ("müşteri", "hastane", "bayi"): its leading
+        # parts of two words or more ("Yıldız Sigorta" for "Yıldız Sigorta Aracılık ..."),
+        # not its first word alone, which for these is often a common one ("Özel ...")
+        out.extend(" ".join(words[:n]).rstrip(",.") for n in range(2, keep))
     return list(dict.fromkeys(out))
 
 

@@ -702,6 +702,9 @@ def test_a_relation_names_the_role_of_the_node_it_leads_to(writer) -> None:  # t
     ("person", "Dr. Erdem", []),                 # (a title and one name: left whole)
     ("person", "Ahmet Kaya", []),
     ("company", "Ağaoğlu Yapı A.Ş.", ["Ağaoğlu Yapı", "Ağaoğlu"]),
+    # an organisation of another vocabulary: leading parts of two words or more only
+    ("müşteri", "Yıldız Sigorta Aracılık A.Ş.", ["Yıldız Sigorta Aracılık", "Yıldız Sigorta"]),
+    ("hastane", "Özel Boğaziçi Şifa Hastanesi", ["Özel Boğaziçi", "Özel Boğaziçi Şifa"]),
 ])
 def test_derived_aliases_drop_titles_and_legal_forms(kind: str, name: str, aliases: list[str]) -> None:
     from brain.write import derived_aliases

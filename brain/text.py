@@ -20,10 +20,10 @@ from typing import Generic, TypeVar
 
 __all__ = [
     "ATTRIBUTE_WORDS", "CODE_RE", "KIND_PARENTS", "KIND_WORDS", "NameIndex", "Period", "RELATION_CONCEPTS",
-    "STOPWORDS", "TRIGRAM_DIM",
-    "canonical_kind", "codes", "concept_positions", "expand_terms", "find_mentions", "fold", "fold_joined",
-    "kind_concepts", "kinds_in", "normalize_for_search", "parse_period", "relation_words", "stem_candidates",
-    "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "word_forms", "word_kinds", "words",
+    "STOPWORDS", "TRIGRAM_DIM", "canonical_kind", "codes", "concept_positions", "expand_terms", "find_mentions",
+    "fold", "fold_joined", "kind_concepts", "kinds_in", "name_text", "normalize_for_search", "parse_period",
+    "relation_words", "stem_candidates", "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams",
+    "word_forms", "word_kinds", "words",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -557,13 +557,18 @@ def kinds_in(question: str) -> list[tuple[str, str]]:
 
 
 _KIND_BY_FOLD: dict[str, str] = {fold(w): k for w, k in KIND_WORDS.items()}
-_kind_concepts: dict[str, frozenset[str]] = {}
+
+
+def name_text(name: str) -> str:
+    """A stored kind's or relation's name as words ("supplier_invoice", "sorumlu-teknisyen"
+    -> "supplier invoice", "sorumlu teknisyen")."""
+    return name.replace("_", " ").replace("-", " ")
 
 
 def canonical_kind(kind: str) -> str:
     """The canonical kind a stored kind is ("sevkiyat" -> shipment, "supplier_invoice" ->
     invoice: an English compound by its last word), or the kind itself."""
-    parts = fold(kind.replace("_", " ").replace("-", " ")).split()
+    parts = fold(name_text(kind)).split()
     return _KIND_BY_FOLD.get(" ".join(parts)) or (_KIND_BY_FOLD.get(parts[-1]) if parts else None) or kind
 
 
@@ -580,38 +585,32 @@ def word_forms(word: str) -> frozenset[str]:
     return frozenset(forms)
 
 
+@lru_cache(maxsize=65536)
 def word_kinds(word: str) -> frozenset[str]:
     """The canonical kinds (broader ones included) a single word names in any of its forms
     ("kişisi" -> person, "teknisyen" -> technician, person), or none: how a relation's name
-    says what it leads to ("satinalma_kisisi", "sorumlu_teknisyen")."""
-    got = _word_kinds.get(word)
-    if got is None:
-        found: set[str] = set()
-        for form in _folded_candidates(word):
-            kind = _KIND_BY_FOLD.get(form)
-            if kind is not None:
-                found |= kind_concepts(kind)
-        got = _word_kinds[word] = frozenset(found)
-    return got
+    says what it leads to ("satinalma_kisisi", "sorumlu_teknisyen"). Asked of every
+    question word (anchors), so kept per word like its other readings."""
+    found: set[str] = set()
+    for form in _folded_candidates(word):
+        kind = _KIND_BY_FOLD.get(form)
+        if kind is not None:
+            found |= kind_concepts(kind)
+    return frozenset(found)
 
 
-_word_kinds: dict[str, frozenset[str]] = {}
-
-
+@lru_cache(maxsize=4096)
 def kind_concepts(kind: str) -> frozenset[str]:
     """The canonical kinds a stored kind stands for, broader ones included: "sevkiyat" and
     "shipment" -> {shipment}; "employee" -> {person}; "supplier_invoice" -> {invoice} (an
     English compound is read by its last word); "driver" -> {driver, person}. A kind no
     kind word names stands for itself. This is what a question's asked kinds meet."""
-    got = _kind_concepts.get(kind)
-    if got is None:
-        canonical = canonical_kind(kind)
-        found = {canonical}
-        while canonical in KIND_PARENTS and KIND_PARENTS[canonical] not in found:
-            canonical = KIND_PARENTS[canonical]
-            found.add(canonical)
-        got = _kind_concepts[kind] = frozenset(found)
-    return got
+    canonical = canonical_kind(kind)
+    found = {canonical}
+    while canonical in KIND_PARENTS and KIND_PARENTS[canonical] not in found:
+        canonical = KIND_PARENTS[canonical]
+        found.add(canonical)
+    return frozenset(found)
 
 
 def _phrases_in(index: dict[str, list[tuple[_Phrase, str]]],
@@ -633,17 +632,25 @@ def concept_positions(question: str) -> frozenset[int]:
                      for i, ph, _ in _phrases_in(index, question) for k in range(i, i + len(ph.alts)))
 
 
-def expand_terms(question: str) -> list[str]:
-    """Surface words (both languages) of every concept the question touches, minus
-    those already in it: "vergi numarası" brings "tax number", "vkn", ..."""
+@lru_cache(maxsize=1024)
+def _concepts_in(question: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The attribute concepts the question touches, in the order they first appear, and
+    the surface phrases it holds them by: one scan, read by expand_terms (the search
+    terms) and relation_words (path search), the second time from this cache."""
     firsts: dict[str, int] = {}
     present: set[str] = set()
     for i, ph, concept in _phrases_in(_ATTR_INDEX, question):
         present.add(ph.surface)
         firsts.setdefault(concept, i)
-    touched = sorted((pos, concept) for concept, pos in firsts.items())
+    return tuple(c for _, c in sorted((pos, c) for c, pos in firsts.items())), frozenset(present)
+
+
+def expand_terms(question: str) -> list[str]:
+    """Surface words (both languages) of every concept the question touches, minus
+    those already in it: "vergi numarası" brings "tax number", "vkn", ..."""
+    concepts, present = _concepts_in(question)
     out: list[str] = []
-    for _, concept in sorted(touched):
+    for concept in concepts:
         for w in ATTRIBUTE_WORDS[concept]:
             if w not in present and w not in out:
                 out.append(w)
@@ -655,7 +662,7 @@ def relation_words(question: str) -> list[str]:
     languages, one word each: "atanan" brings "assigned", "çalıştığı" brings "works",
     "employer", so that a relation named in the other language is still named."""
     out: dict[str, None] = {}
-    for _, _, concept in _phrases_in(_ATTR_INDEX, question):
+    for concept in _concepts_in(question)[0]:
         if concept in RELATION_CONCEPTS:
             for surface in ATTRIBUTE_WORDS[concept]:
                 out.update(dict.fromkeys(_words(surface)))

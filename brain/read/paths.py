@@ -69,8 +69,7 @@ def _rel_stems(rel: str) -> frozenset[str]:
 def _rel_words(rel: str) -> tuple[tuple[frozenset[str], bool], ...]:
     """Each word of a relation's name: its forms, and whether it is a kind word ("ekip_sefi":
     ekip, şefi; "satinalma_kisisi": satınalma, and kişisi, a person)."""
-    return tuple((tx.word_forms(w), bool(tx.word_kinds(w)))
-                 for w in tx.words(rel.replace("_", " ").replace("-", " ")) if w not in tx.STOPWORDS)
+    return tuple((tx.word_forms(w), bool(tx.word_kinds(w))) for w in tx.words(tx.name_text(rel)) if w not in tx.STOPWORDS)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -78,7 +77,7 @@ def rel_roles(rel: str) -> frozenset[str]:
     """The kinds a relation's name gives the node it leads to ("sorumlu_teknisyen" ->
     technician, person; "customer" -> company): a person reached by it is the technician a
     question asks for, whatever kind the store gave the person."""
-    return frozenset(k for w in tx.words(rel.replace("_", " ").replace("-", " ")) for k in tx.word_kinds(w))
+    return frozenset(k for w in tx.words(tx.name_text(rel)) for k in tx.word_kinds(w))
 
 
 def rels_named(rel_names: tuple[str, ...], q: Question) -> frozenset[str]:

@@ -101,7 +101,7 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
         # the relation names path search needs, asked behind the statements every read
         # waits for (not in the binding, which runs before them: sql/028)
-        rel_names = conn.execute(RELATION_NAMES_SQL) if graph and binding.relations else None
+        rel_rows = conn.execute(RELATION_NAMES_SQL) if graph and binding.relations else None
         first_level = None
         if graph:
             anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
@@ -128,7 +128,7 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
                                  listing=q.period is not None)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
                          first_level=first_level,
-                         rel_names=tuple(rel_names.fetchone()[0]) if rel_names is not None else ())
+                         rel_names=tuple(rel_rows.fetchone()[0]) if rel_rows is not None else ())
             # compact's lines of names and paths, counted while rank waits for the server
             if anchors.anchors:
                 conn.when_idle([partial(line_tokens, anchors_line(anchors))])

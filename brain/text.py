@@ -21,7 +21,7 @@ from typing import Generic, TypeVar
 __all__ = [
     "ATTRIBUTE_WORDS", "CODE_RE", "KIND_PARENTS", "KIND_WORDS", "NameIndex", "Period", "RELATION_CONCEPTS",
     "STOPWORDS", "TRIGRAM_DIM", "canonical_kind", "codes", "concept_positions", "expand_terms", "find_mentions",
-    "fold", "fold_joined", "kind_concepts", "kinds_in", "name_text", "normalize_for_search", "parse_period",
+    "fold", "fold_joined", "kind_concepts", "kind_spans", "kinds_in", "name_text", "normalize_for_search", "parse_period",
     "relation_words", "stem_candidates", "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams",
     "word_forms", "word_kinds", "words",
 ]
@@ -395,9 +395,14 @@ KIND_WORDS: dict[str, str] = {
     "müşteri": "company", "firma": "company", "şirket": "company", "cari": "company",
     "customer": "company", "client": "company", "company": "company", "organization": "company",
     # person (employees are persons)
-    "kişi": "person", "iletişim kişisi": "person", "yetkili": "person", "temsilci": "person",
+    "kişi": "person", "iletişim kişisi": "person", "yetkili": "person",
     "çalışan": "person", "personel": "person", "person": "person", "people": "person",
     "contact": "person", "contact person": "person", "employee": "person", "staff": "person",
+    # whoever looks after a customer on our side (a person: KIND_PARENTS)
+    "temsilci": "account_manager", "müşteri temsilcisi": "account_manager",
+    "satış temsilcisi": "account_manager", "account manager": "account_manager",
+    "account executive": "account_manager", "sales rep": "account_manager",
+    "sales representative": "account_manager", "representative": "account_manager",
     # product
     "ürün": "product", "product": "product",
     # supplier
@@ -446,7 +451,8 @@ KIND_WORDS: dict[str, str] = {
 }
 """Word (tr_lower, base form) → canonical entity kind, Turkish and English."""
 
-KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "supplier": "company",
+KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "account_manager": "person",
+                                 "supplier": "company",
                                  "hospital": "company", "clinic": "company", "contractor": "company",
                                  "dealer": "company", "delivery_note": "shipment", "cheque": "payment"}
 """A canonical kind → the broader kind it is one of: a question asking for a person is
@@ -539,18 +545,27 @@ def kinds_in(question: str) -> list[tuple[str, str]]:
     """(word as it appeared, tr_lower'ed; canonical kind) for each kind word, in order,
     one entry per kind; suffixed forms ("siparişinin", "invoices") match too."""
     toks = _words(question)
-    qc = [_folded_candidates(t) for t in toks]
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
+    for i, j, kind in kind_spans(question):
+        if kind not in seen:
+            seen.add(kind)
+            out.append((" ".join(toks[i:j]), kind))
+    return out
+
+
+def kind_spans(question: str) -> list[tuple[int, int, str]]:
+    """Every kind word or phrase of the question, in order: its word positions [i, j) in
+    `words(question)` and its canonical kind (the longest phrase at a position wins)."""
+    qc = [_folded_candidates(t) for t in _words(question)]
+    out: list[tuple[int, int, str]] = []
     i = 0
-    while i < len(toks):
+    while i < len(qc):
         step = 1
         for ph, kind in _starting_at(_KIND_INDEX, qc, i):
             if _match_at(ph, qc, i):
                 step = len(ph.alts)
-                if kind not in seen:
-                    seen.add(kind)
-                    out.append((" ".join(toks[i : i + step]), kind))
+                out.append((i, i + step, kind))
                 break
         i += step
     return out

@@ -93,8 +93,12 @@ q = tr.question
 bits = [f"**words** {', '.join(q.words) or '—'}", f"**stems** {', '.join(q.stems) or '—'}"]
 if q.codes:
     bits.append(f"**codes** {', '.join(q.codes)}")
-if q.kinds:
-    bits.append("**asks for** " + ", ".join(f"{k} (“{w}”)" for w, k in q.kinds))
+if tr.anchors.kinds:
+    bits.append("**asks for** " + ", ".join(f"{k} (“{w}”)" for w, k in tr.anchors.kinds))
+# a kind word inside a name the question was anchored by ("Ege Diş Klinikleri") asks nothing
+inside = [f"{k} (“{w}”)" for w, k in q.kinds if (w, k) not in tr.anchors.kinds]
+if inside:
+    bits.append("**inside a name, not asked** " + ", ".join(inside))
 if q.expansions:
     bits.append(f"**other-language words** {', '.join(q.expansions)}")
 if q.period:

@@ -652,6 +652,34 @@ def test_a_relation_the_question_names_is_walked_to(writer) -> None:  # type: ig
     assert "+90 536 000 11 22" in r.context
 
 
+def test_a_kind_word_inside_a_name_asks_for_nothing(writer) -> None:  # type: ignore[no-untyped-def]
+    """"Ege Diş Klinikleri" names a customer: the question does not ask for a clinic, it asks
+    for the account manager, whom the store calls "temsilci" and reaches by "temsilcisi";
+    the customer's contact person, also a person one hop away, is not the answer. (Fails
+    when the kind word inside the name counts as asked, or when "account manager" asks for
+    any person.)"""
+    _write_lines(writer, [
+        _rec("T-1", "temsilci", "Burak Şahin", {"telefon": "0532 614 22 87"}, []),
+        _rec("M-1", "müşteri", "Ege Diş Klinikleri Ltd. Şti.", {"sektör": "sağlık"},
+             [{"rel": "temsilcisi", "kind": "temsilci", "id": "T-1"}]),
+        _rec("K-1", "contact", "Sevgi Aksoy", {"telefon": "0505 777 12 40"},
+             [{"rel": "çalıştığı_firma", "kind": "müşteri", "id": "M-1"}]),
+    ])
+    r = recall("Who's the account manager for Ege Diş Klinikleri and how do I reach them?", workspace="a",
+               member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
+    assert r.trace.anchors.kinds == (("account manager", "account_manager"),)
+    assert r.trace.question.kinds == (("account manager", "account_manager"), ("klinikleri", "clinic"))
+    best = r.trace.paths.paths[0]
+    assert [h.rel for h in best.hops] == ["temsilcisi"] and best.ends_asked, r.trace.paths.paths
+    answer = [f for f in r.trace.rank.facts if "answer" in f.parts]
+    assert answer and "0532 614 22 87" in answer[0].text
+    # the same word said outside the name still asks for its kind
+    q = analyse("Ege Diş Klinikleri hangi klinikle çalışıyor?", NOW)
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        step = find_anchors(conn, q, workspace="a", cfg=HYBRID)
+    assert ("klinikle", "clinic") in step.kinds or any(k == "clinic" for _, k in step.kinds), step.kinds
+
+
 def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:  # type: ignore[no-untyped-def]
     """"Which orders came in October" names nothing: its answer is every order of the month,
     not what the nearest facts are about, so no anchor is taken by meaning (their paths

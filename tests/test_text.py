@@ -241,7 +241,7 @@ def test_kind_words_are_canonical() -> None:
                  "complaint", "note", "message", "shipment", "vehicle", "driver", "contract", "quote",
                  "warehouse", "project", "installation", "technician", "material", "work_order", "credit_note",
                  "meeting", "hospital", "clinic", "device", "maintenance", "tender", "spare_part", "site",
-                 "contractor", "dealer", "delivery_note", "cheque"}
+                 "contractor", "dealer", "delivery_note", "cheque", "account_manager"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"
@@ -253,6 +253,7 @@ def test_kind_words_are_canonical() -> None:
     ("employee", {"person"}), ("customer", {"company"}), ("supplier_invoice", {"invoice"}),
     ("service-ticket", {"ticket"}), ("driver", {"driver", "person"}), ("supplier", {"supplier", "company"}),
     ("credit_note", {"credit_note"}), ("personnel_file", {"personnel_file"}), ("account", {"account"}),
+    ("temsilci", {"account_manager", "person"}), ("account_manager", {"account_manager", "person"}),
 ])
 def test_a_stored_kind_reads_as_the_kinds_a_question_asks_for(stored: str, concepts: set[str]) -> None:
     # kinds are an open vocabulary (FORMAT.md): a store may call them anything
@@ -504,3 +505,13 @@ def test_the_suffix_walk_finds_what_testing_every_suffix_finds(base: str, suffix
     a suffix, a suffix's condition, or the order of suffixes of one length.)"""
     word = base + "".join(suffixes)
     assert tx._stem_candidates.__wrapped__(word) == _stem_candidates_by_every_suffix(word)
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("Who is the account manager for Ege Diş?", [("account manager", "account_manager")]),
+    # one kind, not a customer and a person
+    ("Ege Diş'in müşteri temsilcisi kim?", [("müşteri temsilcisi", "account_manager")]),
+    ("Which customer has the sales rep Ali?", [("customer", "company"), ("sales rep", "account_manager")]),
+])
+def test_the_role_that_looks_after_a_customer_is_one_kind(question: str, kinds: list[tuple[str, str]]) -> None:
+    assert kinds_in(question) == kinds

@@ -202,6 +202,9 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     t0 = time.perf_counter()
     found: dict[int, Anchor] = {}
     covered: set[int] = set()   # word positions already explained by an anchor
+    # word positions inside a name an anchor matched exactly (not a fuzzy phrase's: one
+    # may run from a name into the kind word after it, "Kaya siparişi")
+    named_at: set[int] = set()
     near: list[Anchor] = []
 
     def keep(a: Anchor, positions: range | None = None) -> None:
@@ -241,6 +244,7 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             for row in group:
                 keep(Anchor(_node(row), keys[row[4]][1], " ".join(words[i:j]), sure))
             covered.update(range(i, j))
+            named_at.update(range(i, j))
 
     # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
     forms = _loose(words, covered, sent.coded)
@@ -301,7 +305,21 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     anchors = sorted(found.values(), key=lambda a: -a.score)[: cfg.max_anchors]
     near_ids = {a.node.entity_id for a in anchors}
     misses = tuple(a for a in near if a.node.entity_id not in near_ids)[:20]
-    return AnchorStep(tuple(anchors), q.info.kinds, misses, sent.ms + (time.perf_counter() - t0) * 1000)
+    return AnchorStep(tuple(anchors), _asked_kinds(q, named_at), misses,
+                      sent.ms + (time.perf_counter() - t0) * 1000)
+
+
+def _asked_kinds(q: Question, named_at: set[int]) -> tuple[tuple[str, str], ...]:
+    """The question's kinds but those said only inside a name it was anchored by: "Ege Diş
+    Klinikleri" names a customer, it does not ask for a clinic ("Who's the account manager
+    for Ege Diş Klinikleri?"). A kind word also said outside the name still asks."""
+    if not named_at:
+        return q.info.kinds
+    spans = tx.kind_spans(q.info.text)
+    inside = ({kind for _, _, kind in spans}
+              - {kind for i, j, kind in spans if not named_at.issuperset(range(i, j))})
+    # (a kind the question implies by another word, question._IMPLIED_KINDS, is kept)
+    return tuple((said, kind) for said, kind in q.info.kinds if kind not in inside)
 
 
 def by_meaning(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, workspace: str,

@@ -77,7 +77,10 @@ def rel_roles(rel: str) -> frozenset[str]:
     """The kinds a relation's name gives the node it leads to ("sorumlu_teknisyen" ->
     technician, person; "customer" -> company): a person reached by it is the technician a
     question asks for, whatever kind the store gave the person."""
-    return frozenset(k for w in tx.words(tx.name_text(rel)) for k in tx.word_kinds(w))
+    name = tx.name_text(rel)
+    # each word's kinds, and a kind the name says in more than one word ("account_manager")
+    return frozenset({k for w in tx.words(name) for k in tx.word_kinds(w)}
+                     | {k for _, kind in tx.kinds_in(name) for k in tx.kind_concepts(kind)})
 
 
 def rels_named(rel_names: tuple[str, ...], q: Question) -> frozenset[str]:
@@ -129,7 +132,8 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     t0 = time.perf_counter()
     if not anchors.anchors or cfg.max_hops <= 0:
         return PathStep((), {}, (), 0, "no anchors", (time.perf_counter() - t0) * 1000)
-    asked = set(q.kinds)
+    # (the kinds the question asks for, but those said inside a name it was anchored by)
+    asked = {k for _, k in anchors.kinds}
     # Entities that the best recalled memories are about: reaching them is a good sign.
     top_hits = [h.memory_id for h in recall.fused[:20]]
     reached: dict[int, _Reach] = {

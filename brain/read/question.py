@@ -18,8 +18,13 @@ _SAID = {"dedi", "demiş", "söyledi", "söylemiş", "bildirdi", "bildirmiş", "
          "said", "say", "says", "wrote", "write", "told", "tell", "reported", "report", "asked", "mentioned",
          "message", "email", "e-mail"}
 
+# Verbs of paying ask for the payment ("ne kadar yatırdılar", "ödediler mi", "did they pay"),
+# matched by their suffix-stripped forms (text.stem_candidates: "yatırdılar" -> yatır).
 _IMPLIED_KINDS = {"ödendi": "payment", "ödenmiş": "payment", "ödenen": "payment", "ödenmedi": "payment",
-                  "paid": "payment", "tahsil": "payment", "unpaid": "payment"}
+                  "öde": "payment", "ödemiş": "payment", "yatır": "payment", "yatırıl": "payment",
+                  "yatırılan": "payment", "yatırılmış": "payment",
+                  "paid": "payment", "tahsil": "payment", "unpaid": "payment", "pay": "payment",
+                  "settled": "payment"}
 
 
 class Worded(Protocol):

@@ -448,13 +448,39 @@ KIND_WORDS: dict[str, str] = {
     "çek": "cheque", "cheque": "cheque",
     # (who drove asks for the driver)
     "driving": "driver", "drove": "driver",
+    # hospitality and travel
+    "rezervasyon": "booking", "booking": "booking", "reservation": "booking", "konaklama": "booking",
+    "booked": "booking",
+    "misafir": "guest", "konuk": "guest", "guest": "guest",
+    "acente": "agency", "seyahat acentesi": "agency", "agency": "agency", "travel agency": "agency",
+    "oda": "room", "room": "room",
+    "otel": "hotel", "hotel": "hotel",
+    # trade and export
+    "ihracat siparişi": "order", "export order": "order",
+    "alıcı": "company", "buyer": "company",
+    "üretici": "producer", "çiftçi": "producer", "producer": "producer", "grower": "producer",
+    "farmer": "producer",
+    "parti": "lot", "lot": "lot", "batch": "lot",
+    "analiz": "lab_report", "analiz raporu": "lab_report", "laboratuvar raporu": "lab_report",
+    "lab report": "lab_report", "lab analysis": "lab_report",
+    "test report": "lab_report", "analysis report": "lab_report", "certificate of analysis": "lab_report",
+    "reklamasyon": "complaint", "claim": "complaint",
+    "konşimento": "bill_of_lading", "bill of lading": "bill_of_lading",
+    "cmr": "delivery_note", "çekici": "vehicle",
+    "beyanname": "customs_declaration", "gümrük beyannamesi": "customs_declaration",
+    "customs declaration": "customs_declaration", "declaration": "customs_declaration",
+    "akreditif": "letter_of_credit", "letter of credit": "letter_of_credit",
+    "gümrük müşaviri": "customs_broker", "customs broker": "customs_broker",
+    "kredi notu": "credit_note",
 }
 """Word (tr_lower, base form) → canonical entity kind, Turkish and English."""
 
 KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "account_manager": "person",
                                  "supplier": "company",
                                  "hospital": "company", "clinic": "company", "contractor": "company",
-                                 "dealer": "company", "delivery_note": "shipment", "cheque": "payment"}
+                                 "dealer": "company", "delivery_note": "shipment", "cheque": "payment",
+                                 "guest": "person", "agency": "company", "producer": "supplier",
+                                 "customs_broker": "company"}
 """A canonical kind → the broader kind it is one of: a question asking for a person is
 answered by a driver too, one asking for a company by a supplier."""
 

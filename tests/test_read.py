@@ -680,6 +680,38 @@ def test_a_kind_word_inside_a_name_asks_for_nothing(writer) -> None:  # type: ig
     assert ("klinikle", "clinic") in step.kinds or any(k == "clinic" for _, k in step.kinds), step.kinds
 
 
+def test_what_someone_said_anchors_the_record_the_turn_names(writer) -> None:  # type: ignore[no-untyped-def]
+    """"Karwan'ın sorduğu sipariş" asks about the order Karwan's message names, not about
+    Karwan: the record keyed by an identifier in the turn's text is an anchor ("said"), and
+    the walk goes from it to the letter of credit. A record the asker may not read, keyed
+    in the same turn, is not anchored. (The turn is written first, so that it is linked to
+    no record: FORMAT.md's order number "meets its record at query time, through text".
+    Fails when only the speaker anchors: the walk reaches his company, one hop.)"""
+    _write_lines(writer, [
+        _rec("K-1", "kisi", "Karwan Aziz", {"telefon": "+964 750 000 11 22"}, []),
+        {"type": "message", "workspace": "a", "module": "sales", "channel": "whatsapp", "id": "wa-1",
+         "thread": "t-1", "date": "2026-09-05T10:00:00+03:00", "from": {"kind": "kisi", "id": "K-1"},
+         "text": "EXP-77 yüklendi mi? EXP-88 ne durumda?"},
+        _rec("A-1", "alici", "Al-Rafidain Trading", {}, []),
+        _rec("EXP-77", "ihracat_siparisi", "EXP-77", {"miktar": "22.000 kg"},
+             [{"rel": "buyer", "kind": "alici", "id": "A-1"}]),
+        _rec("AKR-9", "akreditif", "AKR-9", {"tutar": "480.000 USD"},
+             [{"rel": "secures", "kind": "ihracat_siparisi", "id": "EXP-77"}]),
+        _rec("EXP-88", "ihracat_siparisi", "EXP-88", {"miktar": "9.000 kg"}, [], module="finance"),
+    ])
+    r = recall("Karwan Aziz'in WhatsApp'ta sorduğu siparişin akreditif tutarı nedir?", workspace="a",
+               member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
+    said = [a.node.key for a in r.trace.anchors.anchors if a.how == "said"]
+    assert said == ["EXP-77"], r.trace.anchors.anchors
+    assert any([h.rel for h in p.hops] == ["secures"] for p in r.trace.paths.paths), r.trace.paths.paths
+    assert "480.000 USD" in r.context
+    assert "9.000 kg" not in r.to_json()
+    # a question that asks nothing of what was said keeps to the names it holds
+    r = recall("Karwan Aziz'in telefonu nedir?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+    assert [a.how for a in r.trace.anchors.anchors] == ["exact"]
+
+
 def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:  # type: ignore[no-untyped-def]
     """"Which orders came in October" names nothing: its answer is every order of the month,
     not what the nearest facts are about, so no anchor is taken by meaning (their paths

@@ -241,7 +241,9 @@ def test_kind_words_are_canonical() -> None:
                  "complaint", "note", "message", "shipment", "vehicle", "driver", "contract", "quote",
                  "warehouse", "project", "installation", "technician", "material", "work_order", "credit_note",
                  "meeting", "hospital", "clinic", "device", "maintenance", "tender", "spare_part", "site",
-                 "contractor", "dealer", "delivery_note", "cheque", "account_manager"}
+                 "contractor", "dealer", "delivery_note", "cheque", "account_manager", "booking", "guest",
+                 "agency", "room", "hotel", "producer", "lot", "lab_report", "bill_of_lading",
+                 "customs_declaration", "letter_of_credit", "customs_broker"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"

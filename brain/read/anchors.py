@@ -9,7 +9,7 @@ memories) comes last, from step 2. Only entities the asker may see can match.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pgvector import SparseVector
@@ -90,6 +90,25 @@ SELECT me.memory_id, {_ENTITY_COLS}
   JOIN entities e USING (workspace_id, entity_id)
  WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND me.role IN ('subject', 'about', 'from')
  ORDER BY me.memory_id, me.entity_id"""
+
+# What the best recalled conversation turns are about: their speakers and the entities
+# they name (`from`, `about`, `mention`), and the records keyed by an identifier in their
+# text (FORMAT.md: a turn is not linked to synced records, "an order number in a message
+# meets its record at query time, through text"). Named by a visible turn, an entity is
+# visible; a keyed record is read through the rule.
+SAID_SQL = f"""
+SELECT * FROM (
+    SELECT me.memory_id, me.role, {_ENTITY_COLS}
+      FROM memory_entities me
+      JOIN visible_memories m USING (workspace_id, memory_id)
+      JOIN entities e USING (workspace_id, entity_id)
+     WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND m.origin <> 'record'
+       AND me.role IN ('from', 'about', 'mention')
+    UNION ALL
+    SELECT NULL, e.key_upper, {_ENTITY_COLS}
+      FROM visible_entities e
+     WHERE e.workspace_id = %(ws)s AND e.key_upper = ANY(%(keys)s)) u
+ ORDER BY 1 NULLS LAST, 2, 3"""
 
 _NOISE = tx.STOPWORDS | set(tx.KIND_WORDS)
 
@@ -247,7 +266,9 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             named_at.update(range(i, j))
 
     # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
-    forms = _loose(words, covered, sent.coded)
+    # (nor is a word of a kind said in more words: "analiz" of "analiz raporunda")
+    phrased = {k for i, j, _ in tx.kind_spans(q.info.text) if j - i > 1 for k in range(i, j)}
+    forms = _loose(words, covered | phrased, sent.coded)
     if forms:
         holding = _contains_from(sent.contains.fetchall(), forms) if sent.contains is not None else None
         if holding is None:
@@ -343,3 +364,50 @@ def by_meaning(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, works
         found.setdefault(node.entity_id, Anchor(node, "meaning", "", round(0.4 - 0.05 * order[row[0]], 3)))
     anchors = tuple(list(found.values())[: cfg.meaning_anchors])
     return AnchorStep(anchors, step.kinds, step.near_misses, step.ms + (time.perf_counter() - t0) * 1000)
+
+
+def by_what_was_said(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, workspace: str,
+                     cfg: RecallConfig, asks_said: bool) -> tuple[AnchorStep, tuple[Anchor, ...]]:
+    """A question about what someone said ("Serkan Öztürk'ün tescil edildi dediği
+    beyanname", "the container Giulia mentioned in her e-mail") asks about what the turn
+    names, not about the speaker: among the best recalled turns, those sent by an anchor
+    or about one lend what they name (the records keyed by an identifier in their text,
+    the entities they mention) as anchors too, each less sure the further down its turn
+    came. Returns the step and the anchors it added (path search reads their edges apart:
+    the first level was sent for the others)."""
+    if not asks_said or not step.anchors or not hits:
+        return step, ()
+    t0 = time.perf_counter()
+    top = hits[: cfg.said_hits]
+    order = {h.memory_id: r for r, h in enumerate(top)}
+    # identifiers in the turns' text: a word with a digit and a letter ("EXP-2026-049",
+    # "26330100EX005102"), as record keys are compared (upper case)
+    ids_in = {h.memory_id: {w.upper() for w in tx.words(h.text)
+                            if len(w) >= 4 and any(c.isdigit() for c in w) and any(c.isalpha() for c in w)}
+              for h in top}
+    keys = sorted(set().union(*ids_in.values()))
+    turns: dict[int, list[Any]] = {}
+    keyed: dict[str, list[Any]] = {}
+    for row in conn.execute(SAID_SQL, {"ws": workspace, "ids": IntArray(order), "keys": TextArray(keys)}).fetchall():
+        if row[0] is None:
+            keyed.setdefault(str(row[1]), []).append(row)
+        else:
+            turns.setdefault(int(row[0]), []).append(row)
+    have = {a.node.entity_id: a for a in step.anchors}
+    added: dict[int, Anchor] = {}
+    for h in top:
+        rows = turns.get(h.memory_id, [])
+        speaker = next((have[int(r[2])] for r in rows if r[1] in ("from", "about") and int(r[2]) in have), None)
+        if speaker is None:
+            continue
+        named = [r for r in rows if r[1] == "mention"] + [r for k in sorted(ids_in[h.memory_id]) for r in keyed.get(k, ())]
+        for r in named:
+            eid = int(r[2])
+            if eid not in have and eid not in added:
+                added[eid] = Anchor(_node(r[2:]), "said", speaker.matched,
+                                    round(0.7 * speaker.score - 0.05 * order[h.memory_id], 3))
+        if len(added) >= cfg.said_anchors:
+            break
+    new = tuple(list(added.values())[: cfg.said_anchors])
+    ms = step.ms + (time.perf_counter() - t0) * 1000
+    return replace(step, anchors=step.anchors + new, ms=ms), new

@@ -13,6 +13,8 @@ class RecallConfig:
     trigram_min: float = 0.55     # cosine of trigram sets for a fuzzy name match
     max_anchors: int = 8
     meaning_anchors: int = 3      # entities behind the nearest memories, when nothing else matched
+    said_hits: int = 5            # the best recall hits read for what an anchor said (by_what_was_said)
+    said_anchors: int = 2         # records those mention, taken as anchors at most
     # step 2: hybrid recall
     k_text: int = 40
     k_vector: int = 40

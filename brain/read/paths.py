@@ -11,13 +11,14 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from brain import text as tx
 from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
-from brain.read.trace import AnchorStep, Hop, Level, Node, Path, PathStep, RecallStep
+from brain.read.trace import Anchor, AnchorStep, Hop, Level, Node, Path, PathStep, RecallStep
 from brain.text import kind_concepts
 from brain.wire import Executor, Rows
 
@@ -107,24 +108,25 @@ def rels_named(rel_names: tuple[str, ...], q: Question) -> frozenset[str]:
                                 for other in named.values()))
 
 
-def send_first_level(conn: Executor, anchors: AnchorStep, *, workspace: str, cfg: RecallConfig,
+def send_first_level(conn: Executor, anchors: Sequence[Anchor], *, workspace: str, cfg: RecallConfig,
                      relations: bool = True) -> Rows | None:
-    """The first level's edges (from the anchors), sent before the walk, as soon as the
-    anchors are known: the server reads them while this process reads the recalled hits.
-    None where the walk would not ask (no anchor, no hop, no relation in the workspace)."""
-    if not anchors.anchors or cfg.max_hops <= 0 or not relations:
+    """The first level's edges from these anchors, sent before the walk, as soon as they
+    are known: the server reads them while this process reads the recalled hits. None
+    where the walk would not ask (no anchor, no hop, no relation in the workspace)."""
+    if not anchors or cfg.max_hops <= 0 or not relations:
         return None
-    return conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(a.node.entity_id for a in anchors.anchors)})
+    return conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(a.node.entity_id for a in anchors)})
 
 
 def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *,
-         workspace: str, cfg: RecallConfig, relations: bool = True, first_level: Rows | None = None,
+         workspace: str, cfg: RecallConfig, relations: bool = True, first_level: Sequence[Rows | None] = (),
          rel_names: tuple[str, ...] = ()) -> PathStep:
     """Walk from the anchors; return the best paths and what the walk passed over.
 
     `relations=False` (the workspace holds no edge at all: Binding.relations) walks the
     same, over no rows, without asking the store. `first_level`: the first level's edges
-    as `send_first_level` sent them for these anchors. `rel_names`: the relations the
+    as `send_first_level` sent them for these anchors (for all of them, in one or more
+    statements). `rel_names`: the relations the
     asker's modules hold (RELATION_NAMES_SQL); those the question names keep the walk
     going until it has taken them. (A name is a module's vocabulary, not a fact: one stated
     only by facts the asker may not read can steer how far the walk goes, never what it
@@ -148,7 +150,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     # read: on a pipelined connection (brain.wire) the two cost one wait
     hit_rows = (conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": IntArray(top_hits)})
                 if top_hits and relations else None)
-    edges = first_level if first_level is not None else send_level(frontier)
+    sent: list[Rows | None] = list(first_level) if first_level else [send_level(frontier)]
     hit_bonus: dict[int, float] = {}
     if hit_rows is not None:
         rank = {m: i for i, m in enumerate(top_hits)}
@@ -163,8 +165,10 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     stopped = "max hops"
     for hop in range(1, cfg.max_hops + 1):
         if hop > 1:
-            edges = send_level(frontier)
-        rows = edges.fetchall() if edges is not None else []
+            sent = [send_level(frontier)]
+        rows = [r for pending in sent if pending is not None for r in pending.fetchall()]
+        if len(sent) > 1:   # (an edge between anchors of two statements comes twice)
+            rows = list({(r[0], r[1], r[2], r[3]): r for r in rows}.values())
         groups: dict[tuple[int, str, bool], list[tuple[Any, bool]]] = {}
         front = set(frontier)
         for row in rows:

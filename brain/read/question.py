@@ -16,7 +16,12 @@ from brain.read.trace import QuestionInfo
 _SAID = {"dedi", "demiş", "söyledi", "söylemiş", "bildirdi", "bildirmiş", "yazdı", "yazmış", "iletti",
          "sordu", "istedi", "mesaj", "mesajında", "mesajı", "e-posta", "eposta", "whatsapp", "şikayet etti",
          "said", "say", "says", "wrote", "write", "told", "tell", "reported", "report", "asked", "mentioned",
-         "message", "email", "e-mail"}
+         "message", "email", "e-mail",
+         # (what someone said, as a relative clause: "X'in dediği beyanname", "bahsettiği
+         # konteyner"; and "in an e-mail", "e-postasında": its "e-" is split off, and
+         # "e-posta adresi" asks for an address, not for what was written)
+         "dediği", "bahsetti", "bahsettiği", "bahsetmiş", "sorduğu", "yazdığı", "söylediği",
+         "ilettiği", "bildirdiği", "postasında", "postada", "mailinde", "mailde", "mentions", "mention"}
 
 # Verbs of paying ask for the payment ("ne kadar yatırdılar", "ödediler mi", "did they pay"),
 # matched by their suffix-stripped forms (text.stem_candidates: "yatırdılar" -> yatır).

@@ -149,11 +149,17 @@ COMMON_CAP = 400
 def _websearch(term: str) -> str:
     """One term in websearch syntax: a phrase quoted; an identifier also in its Turkish-I
     form, since stored text is lowered the Turkish way ("INV-7" is stored "ınv-7") while
-    a question's identifiers are not ("INV-7" and "inv-7" both ask for "inv-7")."""
+    a question's identifiers are not ("INV-7" and "inv-7" both ask for "inv-7"). A word
+    with a dotless ı also with a dotted i: an acronym typed in capitals is lowered the
+    Turkish way ("GTIP" -> "gtıp") where the stored text may hold it in lower case
+    ("gtip"); stored words with an ı carry their ASCII fold as well
+    (text.normalize_for_search), so they meet the dotted form too."""
     clean = term.replace('"', " ").strip()
     forms = [clean]
     if any(ch.isdigit() for ch in clean) and "i" in clean:
         forms.append(clean.replace("i", "ı"))
+    elif "ı" in clean:
+        forms.append(clean.replace("ı", "i"))
     return " or ".join(f'"{f}"' if (" " in f or "-" in f) else f for f in forms)
 
 

@@ -14,7 +14,7 @@ from brain import text as tx
 from brain.db import Store, default_store
 from brain.embed import Embedder, get_embedder
 from brain.errors import UnknownWorkspace
-from brain.read.anchors import by_meaning, find_anchors, send_lookups
+from brain.read.anchors import by_meaning, by_what_was_said, find_anchors, send_lookups
 from brain.read.compact import PATHS_SHOWN, anchors_line, compact, path_line
 from brain.read.config import HYBRID, RecallConfig
 from brain.read.paths import RELATION_NAMES_SQL, send_first_level, walk
@@ -107,7 +107,7 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
             anchors = find_anchors(conn, q, workspace=workspace, cfg=config, sent=lookups)
             # path search's first step needs only the anchors: the server reads it while
             # this process reads the recalled hits
-            first_level = send_first_level(conn, anchors, workspace=workspace, cfg=config,
+            first_level = send_first_level(conn, anchors.anchors, workspace=workspace, cfg=config,
                                            relations=binding.relations)
         rec = pending.finish()
         # Work whose results later steps need, done while path search and rank wait for
@@ -126,8 +126,12 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         if graph:
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config,
                                  listing=q.period is not None)
+            anchors, said = by_what_was_said(conn, anchors, rec.fused, workspace=workspace, cfg=config,
+                                             asks_said=q.conversation)
+            levels = (first_level, send_first_level(conn, said, workspace=workspace, cfg=config,
+                                                    relations=binding.relations)) if said else (first_level,)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
-                         first_level=first_level,
+                         first_level=levels if first_level is not None else (),
                          rel_names=tuple(rel_rows.fetchone()[0]) if rel_rows is not None else ())
             # compact's lines of names and paths, counted while rank waits for the server
             if anchors.anchors:

@@ -107,7 +107,8 @@ st.markdown(" · ".join(bits))
 
 # -- step 1 -------------------------------------------------------------------------
 st.subheader("1 · Anchors: the entities the question names")
-st.caption("How each matched: code, exact, suffix-stripped, contains, trigram (fuzzy) or by meaning; "
+st.caption("How each matched: code, exact, suffix-stripped, contains, trigram (fuzzy), by meaning, or said "
+           "(named in a recalled turn from or about another anchor, when the question asks what was said); "
            f"score 1.0 is certain. {tr.anchors.ms:.1f} ms.")
 if tr.anchors.anchors:
     st.dataframe(tables.anchors(result), hide_index=True, width="stretch")
@@ -151,7 +152,8 @@ else:
 # -- step 4 -------------------------------------------------------------------------
 st.subheader("4 · Ranked facts")
 st.caption("Every candidate scored, best first; the columns between the score and 'why' are its parts. "
-           f"'earlier' marks an older value stated again later, placed after its newer one. {tr.rank.ms:.1f} ms.")
+           "'earlier' marks an older value stated again later, placed after its newer one; 'later' "
+           f"(−1) a fact stated after the question's moment. {tr.rank.ms:.1f} ms.")
 st.dataframe(tables.facts(result), hide_index=True, width="stretch", height=360,
              column_config={"text": st.column_config.TextColumn(width="large"),
                             "mark": st.column_config.TextColumn(width="medium")})

@@ -712,6 +712,28 @@ def test_what_someone_said_anchors_the_record_the_turn_names(writer) -> None:  #
     assert [a.how for a in r.trace.anchors.anchors] == ["exact"]
 
 
+def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]
+    """Asked at `now` (FORMAT.md), a record version synced after it is not the current
+    value: the version current at `now` is not marked earlier and comes first, the later
+    one ranks below and says so in the context. (Fails when the store is read as it stands
+    whatever `now`: the later version is current and the one asked for is "earlier".)"""
+    _write_lines(writer, [
+        _rec("R-1", "order", "R-1", {"durum": "hazırlanıyor"}, []),
+        {**_rec("R-1", "order", "R-1", {"durum": "teslim edildi"}, []), "date": "2026-12-01"},
+    ])
+    r = recall("R-1 siparişinin durumu nedir?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+    facts = [f for f in r.trace.rank.facts if "R-1" in f.text]
+    assert [("hazırlanıyor" in f.text, f.earlier) for f in facts] == [(True, False), (False, False)], facts
+    assert facts[1].parts.get("later") == -1.0 and "later" not in facts[0].parts
+    assert "after now" in r.context and r.context.index("hazırlanıyor") < r.context.index("teslim edildi")
+    # asked after both, the newer version is current and the older one earlier
+    r = recall("R-1 siparişinin durumu nedir?", workspace="a", member="u1", now=datetime(2026, 12, 2, tzinfo=timezone.utc),
+               store=writer.store, embedder=writer.embedder)
+    facts = [f for f in r.trace.rank.facts if "R-1" in f.text]
+    assert [("teslim edildi" in f.text, f.earlier) for f in facts] == [(True, False), (False, True)], facts
+
+
 def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:  # type: ignore[no-untyped-def]
     """"Which orders came in October" names nothing: its answer is every order of the month,
     not what the nearest facts are about, so no anchor is taken by meaning (their paths

@@ -27,7 +27,10 @@ def _day(dt: datetime) -> str:
 
 
 def _age(now: datetime, then: datetime) -> str:
-    """A fact's age, short (it is on every line): "today", "12d old", "5mo old", "2y old"."""
+    """A fact's age, short (it is on every line): "today", "12d old", "5mo old", "2y old";
+    "after now" for one stated after the question's moment (a replayed `now`)."""
+    if then > now:
+        return "after now"
     days = int((now - then).total_seconds() // 86400)
     if days <= 0:
         return "today"

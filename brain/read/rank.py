@@ -182,7 +182,7 @@ CANDIDATES_WITH_NODES_SQL = _CANDIDATES.format(**_WITH_NODES)
 
 
 WEIGHTS = {"meaning": 0.30, "stems": 0.45, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
-           "codes": 0.35, "said": 0.25, "beside": 0.45, "answer": 0.40}
+           "codes": 0.35, "said": 0.25, "beside": 0.45, "answer": 0.40, "later": 1.0}
 _BESIDE_DECAY = 0.6   # the lift of a turn two steps from a hit, against one right beside it
 _ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its pull weakens
 
@@ -291,7 +291,12 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     # int and float: the loop runs for every candidate, ~90 on LoCoMo)
     w_codes, w_said, w_meaning, w_stems = WEIGHTS["codes"], WEIGHTS["said"], WEIGHTS["meaning"], WEIGHTS["stems"]
     w_recall, w_path, w_period, w_prior = WEIGHTS["recall"], WEIGHTS["path"], WEIGHTS["period"], WEIGHTS["prior"]
-    w_answer = WEIGHTS["answer"]
+    w_answer, w_later = WEIGHTS["answer"], WEIGHTS["later"]
+    # The question is asked at `now`: a fact stated after it (a store loaded ahead of the
+    # moment an evaluation replays, FORMAT.md's `now`) ranks below everything stated by
+    # then, never makes one of those an earlier value, and a record version that was
+    # current at `now` is not one.
+    stated_later: set[int] = set()
     idf_of = idf.__getitem__
     baseline = bool(cfg.top_k)
     for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, importance,
@@ -328,12 +333,17 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         age_days = max(0.0, (now - occurred).total_seconds() / 86400)
         parts["prior"] = v = math.exp(-age_days / 180) * importance * 2
         score += w_prior * v
+        if occurred > now:
+            stated_later.add(mid)
+            parts["later"] = -1.0
+            score -= w_later
         # (parts stay unrounded: the trace rounds floats when it is written, and rounding
         # each part here cost more than building the fact)
         if baseline:  # plain baselines: their own leg's order, nothing else
             score = parts["recall"]
         facts.append(_fact(mid, text, origin, kind, module, source, occurred, confirmed, expires,
-                           valid_to is not None, None, tuple(why.get(mid, ())), parts, round(score, 5),
+                           valid_to is not None and valid_to <= now, None, tuple(why.get(mid, ())), parts,
+                           round(score, 5),
                            sender or None))
         if correctors:
             restated[mid] = correctors
@@ -341,7 +351,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
             replaced_by[mid] = current_version
 
     facts = _add_beside(facts, beside)
-    facts = _mark_earlier(facts, restated, replaced_by)
+    facts = _mark_earlier(facts, restated, replaced_by, stated_later)
     ordered = _order(facts)
     return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
 
@@ -402,14 +412,15 @@ def _add_beside(facts: list[Fact], beside: dict[int, tuple[int, ...]]) -> list[F
 
 
 def _mark_earlier(facts: list[Fact], restated: dict[int, list[int]],
-                  replaced_by: dict[int, int]) -> list[Fact]:
+                  replaced_by: dict[int, int], stated_later: set[int] | frozenset[int] = frozenset()) -> list[Fact]:
     """Link each earlier value to the newer one that replaced it: a record's earlier
     version to its current one (read with it), a conversation turn to the latest of the
-    later turns restating it that is among these facts (brain.corrections)."""
+    later turns restating it that is among these facts (brain.corrections) and was
+    stated by the question's moment (not one of `stated_later`)."""
     newer: dict[int, int] = {f.memory_id: replaced_by[f.memory_id] for f in facts
                              if f.earlier and f.memory_id in replaced_by}
     if restated:
-        here = {f.memory_id for f in facts}
+        here = {f.memory_id for f in facts} - stated_later
         for old_id, later in restated.items():
             for new_id in later:
                 if new_id in here:

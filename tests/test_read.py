@@ -734,6 +734,31 @@ def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # 
     assert [("teslim edildi" in f.text, f.earlier) for f in facts] == [(True, False), (False, True)], facts
 
 
+def test_asked_kinds_on_different_branches_walk_one_level_on(writer) -> None:  # type: ignore[no-untyped-def]
+    """A complaint's order's invoice's payment lies three hops away, but a payment (to a
+    grower, for the complaint's lot) is reached in two: every asked kind is reached, on
+    different branches. The chain holding the most of them walks one level on, to the
+    invoice's payment. (Fails when the walk stops once the asked kinds are reached
+    anywhere.)"""
+    _write_lines(writer, [
+        _rec("L-1", "parti", "L-1", {"miktar": "44.000 kg"}, []),
+        _rec("UO-1", "odeme", "UO-1", {"tutar": "11.968.000 TL", "yön": "üretici ödemesi"},
+             [{"rel": "for_lot", "kind": "parti", "id": "L-1"}]),
+        _rec("E-1", "ihracat_siparisi", "E-1", {"miktar": "20.000 kg"}, []),
+        _rec("F-1", "fatura", "F-1", {"tutar": "96.000 EUR"}, [{"rel": "bills", "kind": "ihracat_siparisi", "id": "E-1"}]),
+        _rec("OD-1", "odeme", "OD-1", {"tutar": "48.000 EUR peşin"}, [{"rel": "pays", "kind": "fatura", "id": "F-1"}]),
+        _rec("RK-1", "reklamasyon", "RK-1", {"konu": "aflatoksin"},
+             [{"rel": "concerns_order", "kind": "ihracat_siparisi", "id": "E-1"},
+              {"rel": "concerns_lot", "kind": "parti", "id": "L-1"}]),
+    ])
+    r = recall("RK-1 reklamasyonuna konu siparişin faturasına ilk peşin tahsilat ne kadar geldi?", workspace="a",
+               member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
+    assert r.trace.paths.stopped == "asked kinds reached, one level on", r.trace.paths.levels
+    best = r.trace.paths.paths[0]
+    assert [h.rel for h in best.hops] == ["concerns_order", "bills", "pays"], r.trace.paths.paths
+    assert "48.000 EUR" in r.context
+
+
 def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:  # type: ignore[no-untyped-def]
     """"Which orders came in October" names nothing: its answer is every order of the month,
     not what the nearest facts are about, so no anchor is taken by meaning (their paths

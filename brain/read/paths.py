@@ -158,6 +158,12 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
             hit_bonus[eid] = max(hit_bonus.get(eid, 0.0), 0.5 / (1 + rank[mid] / 5))
 
     covered = {c for r in reached.values() for c in r.concepts} & asked
+    # the asked kinds each node's chain from its anchor holds: when they are all reached
+    # but on different branches (a complaint's order's invoice, and another lot's payment
+    # to a grower), the chains that hold the most of them walk one level on
+    chain: dict[int, frozenset[str]] = {eid: r.concepts & asked for eid, r in reached.items()}
+    one_chain = any(c >= asked for c in chain.values())
+    finishing = False
     rels_asked = rels_named(rel_names, q)
     taken: set[str] = set()
     seen: set[str] = set()   # relations of the visible edges the walk read
@@ -214,11 +220,18 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
         pruned_ids = tuple(r.node.entity_id for r in pruned) + tuple(r.node.entity_id for r in kept[cfg.beam:])
         levels.append(Level(hop, len(frontier), len(kept), pruned_ids[:100], tuple(skipped)))
         covered |= {c for r in kept for c in r.concepts} & asked
+        for r in kept:   # (reached from the level before: r.parent is set)
+            chain[r.node.entity_id] = c = chain[r.parent] | (r.concepts & asked)  # type: ignore[index]
+            one_chain = one_chain or c >= asked
         taken |= {r.via.rel for r in kept if r.via is not None}
         if taken >= rels_asked:
             if asked and covered >= asked:
-                stopped = "asked kinds reached"
-                break
+                most = max((len(chain[r.node.entity_id]) for r in kept[: cfg.beam]), default=0)
+                if one_chain or finishing or hop == cfg.max_hops or most < 2:
+                    stopped = "asked kinds reached" if not finishing else "asked kinds reached, one level on"
+                    break
+                finishing = True
+                walkers = [r.node.entity_id for r in kept[: cfg.beam] if len(chain[r.node.entity_id]) == most]
             if not asked:
                 stopped = "no kind asked: one hop of context" if not rels_asked else "asked relations taken"
                 break

@@ -759,6 +759,21 @@ def test_asked_kinds_on_different_branches_walk_one_level_on(writer) -> None:  #
     assert "48.000 EUR" in r.context
 
 
+def test_a_period_listing_lifts_the_records_of_the_kind_it_asks_for(writer) -> None:  # type: ignore[no-untyped-def]
+    """"Ekimde gelen şikayetler" lists the month's complaints: a complaint record (its kind
+    named in English, no word shared with the question) ranks above the month's bookings,
+    whose notes share the question's words. (Fails without rank's "kind" part.)"""
+    _write_lines(writer, [
+        {**_rec(f"B-{i}", "booking", f"B-{i}", {"not": "ekimde gelen misafir"}, []), "date": f"2026-10-0{i}"}
+        for i in range(1, 4)] + [
+        {**_rec("C-9", "complaint", "C-9", {"konu": "klima arızalı"}, []), "date": "2026-10-05"}])
+    r = recall("Ekimde gelen şikayetler nelerdi?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+    records = [f for f in r.trace.rank.facts if f.origin == "record"]
+    assert records[0].text.startswith("complaint C-9"), [(f.text[:20], f.parts) for f in records]
+    assert records[0].parts.get("kind") == 1.0 and all("kind" not in f.parts for f in records[1:])
+
+
 def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:  # type: ignore[no-untyped-def]
     """"Which orders came in October" names nothing: its answer is every order of the month,
     not what the nearest facts are about, so no anchor is taken by meaning (their paths

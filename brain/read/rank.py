@@ -182,7 +182,7 @@ CANDIDATES_WITH_NODES_SQL = _CANDIDATES.format(**_WITH_NODES)
 
 
 WEIGHTS = {"meaning": 0.30, "stems": 0.45, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
-           "codes": 0.35, "said": 0.25, "beside": 0.45, "answer": 0.40, "later": 1.0}
+           "codes": 0.35, "said": 0.25, "beside": 0.45, "answer": 0.40, "later": 1.0, "kind": 0.25}
 _BESIDE_DECAY = 0.6   # the lift of a turn two steps from a hit, against one right beside it
 _ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its pull weakens
 
@@ -291,7 +291,11 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     # int and float: the loop runs for every candidate, ~90 on LoCoMo)
     w_codes, w_said, w_meaning, w_stems = WEIGHTS["codes"], WEIGHTS["said"], WEIGHTS["meaning"], WEIGHTS["stems"]
     w_recall, w_path, w_period, w_prior = WEIGHTS["recall"], WEIGHTS["path"], WEIGHTS["period"], WEIGHTS["prior"]
-    w_answer, w_later = WEIGHTS["answer"], WEIGHTS["later"]
+    w_answer, w_later, w_kind = WEIGHTS["answer"], WEIGHTS["later"], WEIGHTS["kind"]
+    # a question listing what a period holds asks for records of its kinds ("Nisan'da gelen
+    # şikayetler": the complaint records, before the bookings and guests the month also
+    # holds); (not for the plain baselines)
+    asked = {k for _, k in anchors.kinds} if graph_mode and period is not None else set()
     # The question is asked at `now`: a fact stated after it (a store loaded ahead of the
     # moment an evaluation replays, FORMAT.md's `now`) ranks below everything stated by
     # then, never makes one of those an earlier value, and a record version that was
@@ -333,6 +337,9 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         age_days = max(0.0, (now - occurred).total_seconds() / 86400)
         parts["prior"] = v = math.exp(-age_days / 180) * importance * 2
         score += w_prior * v
+        if asked and origin == "record" and not asked.isdisjoint(tx.kind_concepts(kind)):
+            parts["kind"] = 1.0
+            score += w_kind
         if occurred > now:
             stated_later.add(mid)
             parts["later"] = -1.0

@@ -426,12 +426,14 @@ KIND_WORDS: dict[str, str] = {
     "proje": "project", "project": "project",
     "kurulum": "installation", "montaj": "installation", "installation": "installation",
     "teknisyen": "technician", "tekniker": "technician", "technician": "technician",
+    "usta": "technician", "mechanic": "technician",
     "hammadde": "material", "malzeme": "material", "material": "material", "raw material": "material",
-    "iş emri": "work_order", "work order": "work_order",
+    "iş emri": "work_order", "work order": "work_order", "onarım": "work_order", "repair": "work_order",
+    "servis kaydı": "work_order", "service record": "work_order",
     "alacak dekontu": "credit_note", "credit note": "credit_note",
     "toplantı": "meeting", "randevu": "meeting", "meeting": "meeting", "appointment": "meeting",
     "taşeron": "supplier", "subcontractor": "supplier", "nakliyeci": "supplier", "carrier": "supplier",
-    "servis talebi": "ticket", "servis kaydı": "ticket", "arıza kaydı": "ticket", "service ticket": "ticket",
+    "servis talebi": "ticket", "arıza kaydı": "ticket", "service ticket": "ticket",
     "service request": "ticket",
     "sevk": "shipment", "kurum": "company", "institution": "company",
     "hastane": "hospital", "hospital": "hospital", "klinik": "clinic", "clinic": "clinic",
@@ -464,7 +466,11 @@ KIND_WORDS: dict[str, str] = {
     "analiz": "lab_report", "analiz raporu": "lab_report", "laboratuvar raporu": "lab_report",
     "lab report": "lab_report", "lab analysis": "lab_report",
     "test report": "lab_report", "analysis report": "lab_report", "certificate of analysis": "lab_report",
-    "reklamasyon": "complaint", "claim": "complaint",
+    # a buyer's claim on a lot, an insurance claim on a damaged car: claims, complaints too
+    "reklamasyon": "claim", "claim": "claim", "hasar dosyası": "claim", "insurance claim": "claim",
+    "poliçe": "policy", "sigorta poliçesi": "policy", "kasko": "policy", "policy": "policy",
+    "insurance policy": "policy",
+    "parça siparişi": "order", "parts order": "order", "parça": "spare_part",
     "konşimento": "bill_of_lading", "bill of lading": "bill_of_lading",
     "cmr": "delivery_note", "çekici": "vehicle",
     "beyanname": "customs_declaration", "gümrük beyannamesi": "customs_declaration",
@@ -480,7 +486,7 @@ KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "acc
                                  "hospital": "company", "clinic": "company", "contractor": "company",
                                  "dealer": "company", "delivery_note": "shipment", "cheque": "payment",
                                  "guest": "person", "agency": "company", "producer": "supplier",
-                                 "customs_broker": "company"}
+                                 "customs_broker": "company", "claim": "complaint", "work_order": "ticket"}
 """A canonical kind → the broader kind it is one of: a question asking for a person is
 answered by a driver too, one asking for a company by a supplier."""
 
@@ -502,6 +508,7 @@ ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
     "delivery": ("teslimat", "teslim", "kargo", "sevkiyat", "delivery", "shipment", "shipping"),
     "employer": ("çalıştığı", "çalışıyor", "şirketi", "işveren", "works at", "works for", "employer",
                  "employed"),
+    "owner": ("sahibi", "sahip", "owner", "owns", "owned", "belongs to"),
     "assignee": ("atanan", "sorumlu", "ilgilenen", "ilgileniyor", "bakan", "bakıyor", "yöneten", "yönetiyor",
                  "assigned", "assignee", "owner", "responsible", "in charge", "handles", "handling",
                  "looks after"),
@@ -509,7 +516,7 @@ ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
 }
 """Concept → its surface words in both languages, used to widen a question."""
 
-RELATION_CONCEPTS = frozenset({"employer", "assignee"})
+RELATION_CONCEPTS = frozenset({"employer", "assignee", "owner"})
 """The concepts above that name a relation between two entities, not a field of one:
 their words in either language may name a relation of the store (relation_words)."""
 

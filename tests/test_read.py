@@ -877,3 +877,25 @@ def test_the_trace_names_only_relations_met_on_visible_edges(writer) -> None:  #
     assert owner.trace.paths.relations_asked == ("gizli_sorumlu",)
     assert mine.trace.paths.relations_asked == ()
     assert "gizli_sorumlu" not in mine.context + mine.to_json()
+
+
+@pytest.mark.parametrize("relation, question", [
+    ("sahibi", "Who owns the car in claim HSR-1, and what is her phone number?"),   # the owner, either language
+    ("account_manager", "Who is the account manager of Kara Lojistik?"),
+    ("ekip_sefi", "Montaj ekibinin ekip şefine ne zaman ulaşırız?"),
+    ("assigned_to", "Talebe atanan kişi kim?"),                                  # "atanan": assigned
+])
+def test_a_question_names_a_relation_in_any_language(relation: str, question: str) -> None:
+    from brain.read.paths import rels_named
+
+    assert relation in rels_named((relation, "works_at", "bills"), analyse(question, NOW))
+
+
+@pytest.mark.parametrize("relation, role", [
+    ("usta", "technician"), ("sorumlu_teknisyen", "technician"), ("temsilcisi", "account_manager"),
+    ("account_manager", "account_manager"), ("bills", None),
+])
+def test_a_relation_name_gives_a_role(relation: str, role: str | None) -> None:
+    from brain.read.paths import rel_roles
+
+    assert (role in rel_roles(relation)) if role else not rel_roles(relation)

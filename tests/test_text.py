@@ -243,7 +243,7 @@ def test_kind_words_are_canonical() -> None:
                  "meeting", "hospital", "clinic", "device", "maintenance", "tender", "spare_part", "site",
                  "contractor", "dealer", "delivery_note", "cheque", "account_manager", "booking", "guest",
                  "agency", "room", "hotel", "producer", "lot", "lab_report", "bill_of_lading",
-                 "customs_declaration", "letter_of_credit", "customs_broker"}
+                 "customs_declaration", "letter_of_credit", "customs_broker", "claim", "policy"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"

@@ -587,7 +587,8 @@ def kinds_in(question: str) -> list[tuple[str, str]]:
     return out
 
 
-def kind_spans(question: str) -> list[tuple[int, int, str]]:
+@lru_cache(maxsize=1024)
+def kind_spans(question: str) -> tuple[tuple[int, int, str], ...]:
     """Every kind word or phrase of the question, in order: its word positions [i, j) in
     `words(question)` and its canonical kind (the longest phrase at a position wins)."""
     qc = [_folded_candidates(t) for t in _words(question)]
@@ -601,7 +602,7 @@ def kind_spans(question: str) -> list[tuple[int, int, str]]:
                 out.append((i, i + step, kind))
                 break
         i += step
-    return out
+    return tuple(out)
 
 
 _KIND_BY_FOLD: dict[str, str] = {fold(w): k for w, k in KIND_WORDS.items()}
@@ -615,9 +616,15 @@ def name_text(name: str) -> str:
 
 def canonical_kind(kind: str) -> str:
     """The canonical kind a stored kind is ("sevkiyat" -> shipment, "supplier_invoice" ->
-    invoice: an English compound by its last word), or the kind itself."""
+    invoice: a compound by its last word, "tedarikci_faturasi" -> invoice with its
+    suffix), or the kind itself."""
     parts = fold(name_text(kind)).split()
-    return _KIND_BY_FOLD.get(" ".join(parts)) or (_KIND_BY_FOLD.get(parts[-1]) if parts else None) or kind
+    found = _KIND_BY_FOLD.get(" ".join(parts))
+    if found is None and parts:
+        found = _KIND_BY_FOLD.get(parts[-1]) or next(
+            (k for c in sorted(_folded_candidates(parts[-1]), key=len, reverse=True) if (k := _KIND_BY_FOLD.get(c))),
+            None)
+    return found or kind
 
 
 @lru_cache(maxsize=8192)

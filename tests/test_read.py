@@ -774,6 +774,29 @@ def test_a_period_listing_lifts_the_records_of_the_kind_it_asks_for(writer) -> N
     assert records[0].parts.get("kind") == 1.0 and all("kind" not in f.parts for f in records[1:])
 
 
+def test_a_question_naming_a_stored_kind_in_its_own_word_walks_to_it(writer) -> None:  # type: ignore[no-untyped-def]
+    """No lexicon knows a "konteyner"; the store records one, and a question saying
+    "konteynerinin" asks for it: the walk goes past the order's company to the container.
+    A kind recorded only in a module the asker may not read is never named. (Fails when
+    only the lexicon's kind words ask.)"""
+    _write_lines(writer, [
+        _rec("C-5", "company", "Mavi Tekstil", {}, []),
+        _rec("SO-5", "order", "SO-5", {"tutar": "1 TL"}, [{"rel": "placed_by", "kind": "company", "id": "C-5"}]),
+        _rec("K-5", "konteyner", "K-5", {"numara": "MSCU 7781204"}, [{"rel": "loaded_for", "kind": "order", "id": "SO-5"}]),
+        _rec("G-5", "gizli_dosya", "G-5", {"not": "x"}, [], module="finance"),
+    ])
+    from brain.read.paths import RELATION_NAMES_SQL
+
+    with writer.store.bound("a", member="u1", now=NOW, readonly=True) as (conn, _):
+        kinds = conn.execute(RELATION_NAMES_SQL).fetchone()[1]
+    assert "konteyner" in kinds and "order" in kinds and "gizli_dosya" not in kinds
+    r = recall("SO-5 siparişinin konteynerinin numarası ne?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+    assert "konteyner" in r.trace.paths.kinds_asked, r.trace.paths
+    assert r.trace.paths.paths[0].nodes[-1] == next(n for n, v in r.trace.paths.nodes.items() if v.key == "K-5")
+    assert "MSCU 7781204" in r.context
+
+
 def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:  # type: ignore[no-untyped-def]
     """"Which orders came in October" names nothing: its answer is every order of the month,
     not what the nearest facts are about, so no anchor is taken by meaning (their paths

@@ -256,6 +256,7 @@ def test_kind_words_are_canonical() -> None:
     ("service-ticket", {"ticket"}), ("driver", {"driver", "person"}), ("supplier", {"supplier", "company"}),
     ("credit_note", {"credit_note"}), ("personnel_file", {"personnel_file"}), ("account", {"account"}),
     ("temsilci", {"account_manager", "person"}), ("account_manager", {"account_manager", "person"}),
+    ("tedarikci_faturasi", {"invoice"}), ("toplanti_odasi", {"room"}),   # a Turkish compound, suffixed
 ])
 def test_a_stored_kind_reads_as_the_kinds_a_question_asks_for(stored: str, concepts: set[str]) -> None:
     # kinds are an open vocabulary (FORMAT.md): a store may call them anything

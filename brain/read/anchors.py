@@ -327,7 +327,7 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     near_ids = {a.node.entity_id for a in anchors}
     misses = tuple(a for a in near if a.node.entity_id not in near_ids)[:20]
     return AnchorStep(tuple(anchors), _asked_kinds(q, named_at), misses,
-                      sent.ms + (time.perf_counter() - t0) * 1000)
+                      sent.ms + (time.perf_counter() - t0) * 1000, tuple(sorted(named_at)))
 
 
 def _asked_kinds(q: Question, named_at: set[int]) -> tuple[tuple[str, str], ...]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from brain import text as tx
@@ -32,9 +32,9 @@ SELECT e.rel, e.src_id, e.dst_id, e.memory_id, e.valid_from,
  -- in a fixed order: equally scored steps are taken in row order, which must not be the plan's
  ORDER BY e.src_id, e.dst_id, e.rel, e.memory_id"""
 
-# the relations stated in modules the asker reads (sql/028): those the question names are
-# walked to
-RELATION_NAMES_SQL = "SELECT brain_relation_names()"
+# the relations stated and the record kinds held in modules the asker reads (sql/028,
+# sql/029): those the question names are walked to
+RELATION_NAMES_SQL = "SELECT brain_relation_names(), brain_kind_names()"
 
 # (named by a visible memory, an entity is visible: see anchors.MEANING_SQL)
 HIT_ENTITIES_SQL = """
@@ -111,6 +111,32 @@ def rels_named(rel_names: tuple[str, ...], q: Question) -> frozenset[str]:
                                 for other in named.values()))
 
 
+@functools.lru_cache(maxsize=4096)
+def _kind_head(kind: str) -> frozenset[str]:
+    """The forms of a stored kind's last word, its head ("gumruk_beyannamesi" -> beyanname,
+    "analiz_raporu" -> rapor, "akreditif"), of four letters or more."""
+    ws = [w for w in tx.words(tx.name_text(kind)) if w not in tx.STOPWORDS]
+    return frozenset(f for f in tx.word_forms(ws[-1]) if len(f) >= 4) if ws else frozenset()
+
+
+def kinds_named(kind_names: tuple[str, ...], q: Question, named_at: Collection[int] = ()) -> frozenset[str]:
+    """The kinds of the store the question says in the store's own word, outside the names
+    it was anchored by ("akreditifin tutarı": a store's "akreditif"; "beyannamedeki":
+    "gumruk_beyannamesi"), as canonical kinds: kinds are an open vocabulary, and no lexicon
+    holds every business's words."""
+    if not kind_names:
+        return frozenset()
+    # (a word the lexicon reads as a kind has said what it asks: "faturası" is an invoice,
+    # not also a store's "tedarikci_faturasi"; "account manager" not a "customer_account")
+    known = {k for i, j, _ in tx.kind_spans(q.info.text) for k in range(i, j)}
+    said: set[str] = set()
+    for i, w in enumerate(q.words):
+        if (i not in named_at and i not in known and len(w) >= 4 and w not in tx.STOPWORDS
+                and not any(c.isdigit() for c in w)):
+            said |= tx.word_forms(w)
+    return frozenset(tx.canonical_kind(k) for k in kind_names if not _kind_head(k).isdisjoint(said))
+
+
 def send_first_level(conn: Executor, anchors: Sequence[Anchor], *, workspace: str, cfg: RecallConfig,
                      relations: bool = True) -> Rows | None:
     """The first level's edges from these anchors, sent before the walk, as soon as they
@@ -123,7 +149,7 @@ def send_first_level(conn: Executor, anchors: Sequence[Anchor], *, workspace: st
 
 def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *,
          workspace: str, cfg: RecallConfig, relations: bool = True, first_level: Sequence[Rows | None] = (),
-         rel_names: tuple[str, ...] = ()) -> PathStep:
+         rel_names: tuple[str, ...] = (), kind_names: tuple[str, ...] = ()) -> PathStep:
     """Walk from the anchors; return the best paths and what the walk passed over.
 
     `relations=False` (the workspace holds no edge at all: Binding.relations) walks the
@@ -136,9 +162,11 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     reads; the trace names only those the walk met on visible edges.)"""
     t0 = time.perf_counter()
     if not anchors.anchors or cfg.max_hops <= 0:
-        return PathStep((), {}, (), 0, "no anchors", (time.perf_counter() - t0) * 1000)
-    # (the kinds the question asks for, but those said inside a name it was anchored by)
-    asked = {k for _, k in anchors.kinds}
+        return PathStep((), {}, (), 0, "no anchors", (time.perf_counter() - t0) * 1000,
+                        kinds_asked=tuple(sorted({k for _, k in anchors.kinds} | kinds_named(kind_names, q))))
+    # the kinds the question asks for (but those said inside a name it was anchored by),
+    # and the store's kinds it names in the store's own words (`kind_names`, sql/029)
+    asked = {k for _, k in anchors.kinds} | kinds_named(kind_names, q, anchors.named_at)
     # Entities that the best recalled memories are about: reaching them is a good sign.
     top_hits = [h.memory_id for h in recall.fused[:20]]
     reached: dict[int, _Reach] = {
@@ -249,7 +277,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     paths = _best_paths(reached, asked, q, rels_asked)
     nodes = {eid: r.node for eid, r in reached.items()}
     return PathStep(tuple(paths), nodes, tuple(levels), len(reached), stopped, (time.perf_counter() - t0) * 1000,
-                    tuple(sorted(rels_asked & seen)))
+                    tuple(sorted(rels_asked & seen)), tuple(sorted(asked)))
 
 
 def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_asked: frozenset[str] = frozenset(),

@@ -295,7 +295,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     # a question listing what a period holds asks for records of its kinds ("Nisan'da gelen
     # şikayetler": the complaint records, before the bookings and guests the month also
     # holds); (not for the plain baselines)
-    asked = {k for _, k in anchors.kinds} if graph_mode and period is not None else set()
+    asked = set(paths.kinds_asked) if graph_mode and period is not None else set()
     # The question is asked at `now`: a fact stated after it (a store loaded ahead of the
     # moment an evaluation replays, FORMAT.md's `now`) ranks below everything stated by
     # then, never makes one of those an earlier value, and a record version that was

@@ -24,7 +24,7 @@ from brain.read.recall import start_recall
 from brain.read.trace import AnchorStep, PathStep, RankStep, Recall, RecallStep, Trace, VisibilityStep
 from brain.read.visibility import visibility_step
 from brain.tokens import count_tokens_cached, line_tokens
-from brain.wire import StatementsLost
+from brain.wire import Rows, StatementsLost
 
 
 def recall(question: str, *, workspace: str, member: str | None, now: datetime | None = None,
@@ -60,6 +60,12 @@ def recall(question: str, *, workspace: str, member: str | None, now: datetime |
     return Recall(question, workspace, member, now, config.name, context, packed.tokens,
                   (time.perf_counter() - t_start) * 1000, trace,
                   tuple(f for f in ranked.facts if f.memory_id in shown))
+
+
+def _vocabulary(rows: Rows | None) -> dict[str, tuple[str, ...]]:
+    """The relation names and record kinds of the asker's modules (paths.RELATION_NAMES_SQL)."""
+    row = rows.fetchone() if rows is not None else None
+    return {"rel_names": tuple(row[0]), "kind_names": tuple(row[1])} if row is not None else {}
 
 
 # The best recall hits whose tokens are counted while the read waits (a context shows ~8
@@ -132,7 +138,7 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
                                                     relations=binding.relations)) if said else (first_level,)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
                          first_level=levels if first_level is not None else (),
-                         rel_names=tuple(rel_rows.fetchone()[0]) if rel_rows is not None else ())
+                         **_vocabulary(rel_rows))
             # compact's lines of names and paths, counted while rank waits for the server
             if anchors.anchors:
                 conn.when_idle([partial(line_tokens, anchors_line(anchors))])

@@ -54,6 +54,7 @@ class AnchorStep:
     kinds: tuple[tuple[str, str], ...]
     near_misses: tuple[Anchor, ...]        # fuzzy candidates under the threshold
     ms: float
+    named_at: tuple[int, ...] = ()          # positions of question words inside a name matched exactly
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ class PathStep:
     stopped: str             # why the walk ended
     ms: float
     relations_asked: tuple[str, ...] = ()   # relations the question names, walked to (those met on visible edges)
+    kinds_asked: tuple[str, ...] = ()       # the kinds walked to: the question's kind words and the store's kinds it names
 
 
 @dataclass(frozen=True)

@@ -344,7 +344,7 @@ _ARRAY_DUMPERS = [(IntArray, _array_dumper(IntArray, "int8", lambda v: str(int(v
 # A pipelined read (Store.pipelined_read) sends the same two statements apart, the
 # binding's values as parameters.
 _BEGIN_READ_ONLY = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-_BIND_READ_FROM = "SELECT modules, relations FROM brain_bind_read"
+_BIND_READ_FROM = "SELECT modules, relations, stamp FROM brain_bind_read"
 _BEGIN_READ = f"{_BEGIN_READ_ONLY}; {_BIND_READ_FROM}(%b)".encode()
 _BIND_READ = f"{_BIND_READ_FROM}(%s, %s, %s)"
 
@@ -434,6 +434,9 @@ class Binding:
     # whether the workspace holds any relation, visible or not (a read's binding says;
     # True when not asked): without one, path search has nothing to read
     relations: bool = True
+    # the workspace's highest memory id (a read's binding says; None when not asked): what
+    # a process keeps of the store's vocabulary is current while it is the same (sql/030)
+    stamp: int | None = None
 
 
 class Store:
@@ -443,6 +446,9 @@ class Store:
         self.admin_uri = admin_uri
         self.app_uri = app_uri
         self.embedded_dir = embedded_dir
+        # what the read path keeps of this store from one read to the next, each value
+        # with the Binding.stamp it is current for (brain.read.run: the vocabulary)
+        self.kept: dict[Any, tuple[int, Any]] = {}
         self.cores = cores.Chooser()   # whether read transactions share a core (brain.cores)
         self.pool = ConnectionPool(
             app_uri, min_size=1, max_size=int(os.environ.get("BRAIN_POOL_SIZE", "4")),
@@ -569,8 +575,8 @@ class Store:
             cur.nextset()   # past BEGIN's result, to the binding's row
             row = cur.fetchone()
             assert row is not None   # the function returns one row
-            mods, relations = row
-            yield conn, Binding(workspace, member, now, tuple(mods), relations)
+            mods, relations, stamp = row
+            yield conn, Binding(workspace, member, now, tuple(mods), relations, stamp)
 
     @contextlib.contextmanager
     def pipelined_read(self, workspace: str, *, member: str | None = None,
@@ -594,7 +600,7 @@ class Store:
                 if not got:
                     row = bound.fetchone()
                     assert row is not None   # the function returns one row
-                    got.append(Binding(workspace, member, now, tuple(row[0]), row[1]))
+                    got.append(Binding(workspace, member, now, tuple(row[0]), row[1], row[2]))
                 return got[0]
 
             yield reader, binding

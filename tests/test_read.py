@@ -922,3 +922,45 @@ def test_a_relation_name_gives_a_role(relation: str, role: str | None) -> None:
     from brain.read.paths import rel_roles
 
     assert (role in rel_roles(relation)) if role else not rel_roles(relation)
+
+
+def test_the_vocabulary_is_kept_until_a_memory_is_added(writer) -> None:  # type: ignore[no-untyped-def]
+    """A read asks for the relation names and record kinds of the asker's modules once, and
+    reads them from the store's keeping while the workspace's memories end at the same id
+    (sql/030); a record added since brings its new words. (Fails when a kept vocabulary
+    outlives a write: the new relation is not walked to.)"""
+    from brain.read import paths
+
+    _write_lines(writer, [_rec("C-8", "company", "Kara Lojistik", {}, []),
+                          _rec("P-8", "person", "Nermin Aksoy", {}, [{"rel": "works_at", "kind": "company", "id": "C-8"}])])
+    asked: list[str] = []
+    real = writer.store.kept
+
+    def ask() -> None:
+        recall("Kara Lojistik'in hesap yöneticisi kim?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+
+    from brain import wire
+
+    execute = wire.Reader.execute
+
+    def counting(self, query, params=None, **kw):  # type: ignore[no-untyped-def]
+        if query == paths.RELATION_NAMES_SQL:
+            asked.append(query)
+        return execute(self, query, params, **kw)
+
+    wire.Reader.execute = counting  # type: ignore[method-assign]
+    try:
+        ask()
+        ask()
+        assert len(asked) == 1 and real, "asked once, then kept"
+        _write_lines(writer, [_rec("E-8", "employee", "Deniz Kurt", {"cep": "+90 536 000 88 88"}, []),
+                              _rec("C-8", "company", "Kara Lojistik", {},
+                                   [{"rel": "hesap_yoneticisi", "kind": "employee", "id": "E-8"}])])
+        r = recall("Kara Lojistik'in hesap yöneticisi kim?", workspace="a", member="u1", now=NOW,
+                   store=writer.store, embedder=writer.embedder)
+        assert len(asked) == 2, "a memory was added: asked again"
+        assert r.trace.paths.relations_asked == ("hesap_yoneticisi",)
+        assert "+90 536 000 88 88" in r.context
+    finally:
+        wire.Reader.execute = execute  # type: ignore[method-assign]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from brain import text as tx
@@ -155,11 +155,12 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     `relations=False` (the workspace holds no edge at all: Binding.relations) walks the
     same, over no rows, without asking the store. `first_level`: the first level's edges
     as `send_first_level` sent them for these anchors (for all of them, in one or more
-    statements). `rel_names`: the relations the
-    asker's modules hold (RELATION_NAMES_SQL); those the question names keep the walk
-    going until it has taken them. (A name is a module's vocabulary, not a fact: one stated
-    only by facts the asker may not read can steer how far the walk goes, never what it
-    reads; the trace names only those the walk met on visible edges.)"""
+    statements). `rel_names`, `kind_names`: the relations and record kinds the asker's
+    modules hold (RELATION_NAMES_SQL); the relations the question names keep the walk
+    going until it has taken them, and the kinds it names in the store's words join the
+    kinds it asks for (`kinds_named`). (A name is a module's vocabulary, not a fact: one
+    stated only by facts the asker may not read can steer how far the walk goes, never
+    what it reads; the trace names only relations the walk met on visible edges.)"""
     t0 = time.perf_counter()
     if not anchors.anchors or cfg.max_hops <= 0:
         return PathStep((), {}, (), 0, "no anchors", (time.perf_counter() - t0) * 1000,

@@ -24,7 +24,7 @@ from brain.read.recall import start_recall
 from brain.read.trace import AnchorStep, PathStep, RankStep, Recall, RecallStep, Trace, VisibilityStep
 from brain.read.visibility import visibility_step
 from brain.tokens import count_tokens_cached, line_tokens
-from brain.wire import Reader, StatementsLost
+from brain.wire import Reader, Rows, StatementsLost
 
 
 def recall(question: str, *, workspace: str, member: str | None, now: datetime | None = None,
@@ -130,8 +130,9 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         t1 += time.perf_counter() - t_q
         binding = bound()
         vis = visibility_step(binding, now, (time.perf_counter() - t1) * 1000)
-        # the relation names path search needs, asked behind the statements every read
-        # waits for (not in the binding, which runs before them: sql/028)
+        # the relation names and record kinds path search needs, kept from an earlier read
+        # or asked behind the statements every read waits for (not in the binding, which
+        # runs before them: sql/028)
         vocabulary = _VocabularyRead(conn, binding, store) if graph and binding.relations else None
         first_level = None
         if graph:
@@ -159,11 +160,14 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
                                  listing=q.period is not None)
             anchors, said = by_what_was_said(conn, anchors, rec.fused, workspace=workspace, cfg=config,
                                              asks_said=q.conversation)
-            levels = (first_level, send_first_level(conn, said, workspace=workspace, cfg=config,
-                                                    relations=binding.relations)) if said else (first_level,)
+            # (the first level was sent for the anchors found by then: those a turn lent
+            # have theirs apart; with none sent, the walk asks for every anchor's)
+            levels: tuple[Rows | None, ...] = ()
+            if first_level is not None:
+                levels = (first_level, send_first_level(conn, said, workspace=workspace, cfg=config,
+                                                        relations=binding.relations)) if said else (first_level,)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
-                         first_level=levels if first_level is not None else (),
-                         **(vocabulary.names() if vocabulary is not None else {}))
+                         first_level=levels, **(vocabulary.names() if vocabulary is not None else {}))
             # compact's lines of names and paths, counted while rank waits for the server
             if anchors.anchors:
                 conn.when_idle([partial(line_tokens, anchors_line(anchors))])

@@ -621,9 +621,9 @@ def canonical_kind(kind: str) -> str:
     parts = fold(name_text(kind)).split()
     found = _KIND_BY_FOLD.get(" ".join(parts))
     if found is None and parts:
-        found = _KIND_BY_FOLD.get(parts[-1]) or next(
-            (k for c in sorted(_folded_candidates(parts[-1]), key=len, reverse=True) if (k := _KIND_BY_FOLD.get(c))),
-            None)
+        # the last word as it is, else its longest suffix-stripped form that is a kind word
+        found = next((k for c in sorted(_folded_candidates(parts[-1]), key=len, reverse=True)
+                      if (k := _KIND_BY_FOLD.get(c))), None)
     return found or kind
 
 

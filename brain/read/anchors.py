@@ -95,7 +95,8 @@ SELECT me.memory_id, {_ENTITY_COLS}
 # they name (`from`, `about`, `mention`), and the records keyed by an identifier in their
 # text (FORMAT.md: a turn is not linked to synced records, "an order number in a message
 # meets its record at query time, through text"). Named by a visible turn, an entity is
-# visible; a keyed record is read through the rule.
+# visible; a keyed record is found as a question's code is (CODES_SQL), in the same
+# statement: one wait.
 SAID_SQL = f"""
 SELECT * FROM (
     SELECT me.memory_id, me.role, {_ENTITY_COLS}
@@ -105,9 +106,7 @@ SELECT * FROM (
      WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND m.origin <> 'record'
        AND me.role IN ('from', 'about', 'mention')
     UNION ALL
-    SELECT NULL, e.key_upper, {_ENTITY_COLS}
-      FROM visible_entities e
-     WHERE e.workspace_id = %(ws)s AND e.key_upper = ANY(%(keys)s)) u
+    SELECT NULL, c.code, c.entity_id, c.kind, c.key, c.name FROM ({CODES_SQL}) c) u
  ORDER BY 1 NULLS LAST, 2, 3"""
 
 _NOISE = tx.STOPWORDS | set(tx.KIND_WORDS)
@@ -388,7 +387,7 @@ def by_what_was_said(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *,
     keys = sorted(set().union(*ids_in.values()))
     turns: dict[int, list[Any]] = {}
     keyed: dict[str, list[Any]] = {}
-    for row in conn.execute(SAID_SQL, {"ws": workspace, "ids": IntArray(order), "keys": TextArray(keys)}).fetchall():
+    for row in conn.execute(SAID_SQL, {"ws": workspace, "ids": IntArray(order), "codes": TextArray(keys)}).fetchall():
         if row[0] is None:
             keyed.setdefault(str(row[1]), []).append(row)
         else:

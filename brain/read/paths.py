@@ -80,11 +80,10 @@ def rel_roles(rel: str) -> frozenset[str]:
     question asks for, whatever kind the store gave the person."""
     # An English word in -s is a verb there ("bills", "invoices", "ships": what the source
     # does to the node, not what the node is).
-    name = " ".join(w for w in tx.words(tx.name_text(rel))
-                    if not (w.isascii() and w.endswith("s") and not w.endswith("ss")))
+    kept = [w for w in tx.words(tx.name_text(rel)) if not (w.isascii() and w.endswith("s") and not w.endswith("ss"))]
     # each word's kinds, and a kind the name says in more than one word ("account_manager")
-    return frozenset({k for w in tx.words(name) for k in tx.word_kinds(w)}
-                     | {k for _, kind in tx.kinds_in(name) for k in tx.kind_concepts(kind)})
+    return frozenset({k for w in kept for k in tx.word_kinds(w)}
+                     | {k for _, kind in tx.kinds_in(" ".join(kept)) for k in tx.kind_concepts(kind)})
 
 
 def rels_named(rel_names: tuple[str, ...], q: Question) -> frozenset[str]:

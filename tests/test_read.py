@@ -712,6 +712,29 @@ def test_what_someone_said_anchors_the_record_the_turn_names(writer) -> None:  #
     assert [a.how for a in r.trace.anchors.anchors] == ["exact"]
 
 
+@pytest.mark.parametrize(("question", "said"), [
+    ("What did Ayşe write in her email about the order?", True),
+    ("Which discount did the supplier offer by e-mail?", True),
+    ("Which plate did the carrier send on WhatsApp?", True),
+    ("Olga thanked us in an e-mail for the tour: which listing was it?", True),
+    ("Serkan e-postasında hangi tarihi verdi?", True),
+    ("Müşteri e-postayla hangi indirimi istedi?", True),
+    ("Şoförün WhatsApp'tan gönderdiği plaka nedir?", True),
+    ("Mailindeki fiyat neydi?", True),
+    # a channel's name alone, or before a field, asks for a record's value
+    ("What is the e-mail address of the supplier?", False),
+    ("What is the supplier's email?", False),
+    ("Tedarikçinin e-posta adresi nedir?", False),
+    ("Tedarikçinin e-postası nedir?", False),
+    ("Şoförün WhatsApp numarası nedir?", False),
+])
+def test_a_channel_asks_what_was_said_through_it_not_its_address(question: str, said: bool) -> None:
+    """"by e-mail", "e-postasında" ask what was said (the read lends the turn's records as
+    anchors); "e-mail address", "e-postası" ask for a field. (Fails if either is read for the
+    other: the hyphen and apostrophe the words lose are read from the text.)"""
+    assert analyse(question, NOW).conversation is said
+
+
 def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]
     """Asked at `now` (FORMAT.md), a record version synced after it is not the current
     value: the version current at `now` is not marked earlier and comes first, the later

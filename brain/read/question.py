@@ -4,6 +4,7 @@ thing it names (in Turkish or English), its period words, and its matching stems
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -14,14 +15,33 @@ from brain.read.trace import QuestionInfo
 # Status words that imply the thing to reach: "ödendi mi?" asks about a payment.
 # Words asking what someone said or wrote: the answer is in a conversation, not a record.
 _SAID = {"dedi", "demiş", "söyledi", "söylemiş", "bildirdi", "bildirmiş", "yazdı", "yazmış", "iletti",
-         "sordu", "istedi", "mesaj", "mesajında", "mesajı", "e-posta", "eposta", "whatsapp", "şikayet etti",
+         "sordu", "istedi", "mesaj", "mesajında", "mesajı", "şikayet etti",
          "said", "say", "says", "wrote", "write", "told", "tell", "reported", "report", "asked", "mentioned",
-         "message", "email", "e-mail",
+         "message",
          # (what someone said, as a relative clause: "X'in dediği beyanname", "bahsettiği
-         # konteyner"; and "in an e-mail", "e-postasında": its "e-" is split off, and
-         # "e-posta adresi" asks for an address, not for what was written)
+         # konteyner"; the channels are _THROUGH_CHANNEL's)
          "dediği", "bahsetti", "bahsettiği", "bahsetmiş", "sorduğu", "yazdığı", "söylediği",
-         "ilettiği", "bildirdiği", "postasında", "postada", "mailinde", "mailde", "mentions", "mention"}
+         "ilettiği", "bildirdiği", "mentions", "mention"}
+# A channel's name asks what was said through it when the question says so: "by e-mail",
+# "in her email", "via WhatsApp", "e-postasında", "WhatsApp'tan", "mailiyle". Alone it may
+# ask for a record's field ("the supplier's e-mail", "e-posta adresi", "WhatsApp numarası"),
+# so the question's text is read, not its words (which lose the hyphen and the apostrophe).
+_CHANNEL = r"(?:e-?mail|mail|e-?posta|whatsapp)"
+_THROUGH_CHANNEL = re.compile(
+    # English: a preposition before it ("by e-mail", "in her last email", "via WhatsApp")
+    r"\b(?:by|in|via|through|over|per|on)\s+(?:(?:a|an|the|his|her|their|its|my|our|your|this|that|"
+    r"last|latest|first)\s+)*" + _CHANNEL + r"s?\b(?!\s+(?:address|number|id)\b)"
+    # Turkish: in it, from it, with it, after a possessive or not ("e-postasında",
+    # "WhatsApp'tan", "mailiyle", "e-postayla")
+    r"|\b" + _CHANNEL + r"['’]?(?:s?[ıi]n?|[ıi])?(?:[dt][ae]n?|y?l[ae])(?:ki)?\b")
+
+
+def _asks_said(question: str, words: tuple[str, ...]) -> bool:
+    """Whether the question asks what someone said or wrote: a word of _SAID, or a
+    channel's name read as the way something was said."""
+    return (any(c in _SAID for w in words for c in tx.stem_candidates(w))
+            or _THROUGH_CHANNEL.search(tx.tr_lower(question)) is not None)
+
 
 # Verbs of paying ask for the payment ("ne kadar yatırdılar", "ödediler mi", "did they pay"),
 # matched by their suffix-stripped forms (text.stem_candidates: "yatırdılar" -> yatır).
@@ -112,6 +132,6 @@ def analyse(question: str, now: datetime, wording: Wording | None = None) -> Que
         text=question, words=words, codes=codes, stems=tuple(sorted(stems)), kinds=tuple(kinds),
         expansions=expansions,
         period=(period.words, period.start.isoformat(), period.end.isoformat()) if period else None)
-    said = any(c in _SAID for w in words for c in tx.stem_candidates(w))
+    said = _asks_said(question, words)
     return Question(info=info, words=words, stems=stems, kinds=tuple(k for _, k in kinds), period=period,
                     now=now, terms=wording.terms, conversation=said)

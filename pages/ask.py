@@ -132,6 +132,7 @@ st.dataframe(tables.fused(result), hide_index=True, width="stretch", height=320,
 # -- step 3 -------------------------------------------------------------------------
 st.subheader("3 · Paths: the walk from the anchors")
 named = (f" Kinds walked to: {', '.join(tr.paths.kinds_asked)}." if tr.paths.kinds_asked else "")
+named += f" Paths holding {tr.paths.focus}, where the question's chain of kinds ends, lead." if tr.paths.focus else ""
 named += (f" Relations the question names, walked to: {', '.join(tr.paths.relations_asked)}."
           if tr.paths.relations_asked else "")
 st.caption(f"{len(tr.paths.paths)} paths, {tr.paths.visited} nodes visited, stopped: {tr.paths.stopped}; "

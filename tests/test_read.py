@@ -735,6 +735,30 @@ def test_a_channel_asks_what_was_said_through_it_not_its_address(question: str, 
     assert analyse(question, NOW).conversation is said
 
 
+def test_a_turkish_possessive_chain_asks_for_its_last_kind(writer) -> None:  # type: ignore[no-untyped-def]
+    """"talebindeki öğrencinin grubunun öğretmeninin e-postası": each kind word qualifies
+    the next, so the path to the teacher is the answer, before the one to the student that
+    the relation names ("ogrencisi") also favour. (Fails without the chain's focus: the
+    student's path is best and the teacher's e-mail is not in the context.)"""
+    _write_lines(writer, [
+        _rec("OG-1", "ogretmen", "Elif Şahin", {"e_posta": "elif.sahin@okul.test"}, []),
+        _rec("SN-1", "sinif", "İngilizce B1 Akşam Grubu", {"derslik": "A-110"},
+             [{"rel": "taught_by", "kind": "ogretmen", "id": "OG-1"}]),
+        _rec("SN-2", "sinif", "Almanca A2 Grubu", {"derslik": "A-106"}, []),
+        _rec("OR-1", "ogrenci", "Defne Aksu", {"seviye": "10. sınıf"}, []),
+        _rec("EX-1", "exam_result", "EX-1", {"sonuc": "78/100"}, [{"rel": "ogrencisi", "kind": "ogrenci", "id": "OR-1"}]),
+        _rec("KY-1", "kayit", "KY-1", {"durum": "kesin kayıt"},
+             [{"rel": "ogrencisi", "kind": "ogrenci", "id": "OR-1"}, {"rel": "enrolled_in", "kind": "sinif", "id": "SN-1"}]),
+        _rec("TL-1", "talep", "TL-1", {"konu": "B2 grubuna geçiş"}, [{"rel": "ilgili_kayit", "kind": "kayit", "id": "KY-1"}]),
+    ])
+    r = recall("TL-1 talebindeki öğrencinin grubunun öğretmeninin e-posta adresi nedir?", workspace="a",
+               member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
+    best = r.trace.paths.paths[0]
+    assert r.trace.paths.focus == "ogretmen"
+    assert [h.rel for h in best.hops] == ["ilgili_kayit", "enrolled_in", "taught_by"], r.trace.paths.paths
+    assert "elif.sahin@okul.test" in r.context
+
+
 def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]
     """Asked at `now` (FORMAT.md), a record version synced after it is not the current
     value: the version current at `now` is not marked earlier and comes first, the later

@@ -8,6 +8,8 @@ memories) comes last, from step 2. Only entities the asker may see can match.
 
 from __future__ import annotations
 
+import functools
+
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -211,6 +213,12 @@ def send_lookups(conn: Executor, q: Worded, *, workspace: str) -> Lookups:
     return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000, contains)
 
 
+@functools.lru_cache(maxsize=256)
+def _name_like(text: str) -> frozenset[str]:
+    """The words of a question written like a name (capitalised)."""
+    return frozenset(w for raw in text.split() if raw[:1].isupper() for w in tx.words(raw))
+
+
 def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConfig,
                  sent: Lookups | None = None) -> AnchorStep:
     """The entities the question names, each with how it matched and how sure it is
@@ -278,8 +286,14 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             hit = [i for f, i in forms.items() if f in name_words]
             for i in set(hit):
                 by_word.setdefault(i, []).append(row)
+        # a word written in lower case, beside a name or code already anchored, that
+        # several names hold is a common noun of theirs ("grubunun" of the classes "… Grubu",
+        # "fındığını" of the products "… İç Fındık"), not a name
+        plain = ({i for i, w in enumerate(words) if w not in _name_like(q.info.text)}
+                 if found else set())
         for i, group in by_word.items():
-            if len(group) > 5:   # a common word names many things: it anchors none
+            if len(group) > 5 or (i in plain and len(group) > 1):
+                # a common word names many things: it anchors none
                 near.extend(Anchor(_node(r), "contains", words[i], 0.3) for r in group[:5])
                 continue
             for row in group:
@@ -293,7 +307,7 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     # attribute and period words: "geçen ay", "ödemeler", "vergi numarası") names nothing:
     # a period question tried 5-6 such phrases, each an index probe on the server while
     # the read waits (~0.1 ms each on the demo business).
-    name_like = {w for raw in q.info.text.split() if raw[:1].isupper() for w in tx.words(raw)}
+    name_like = _name_like(q.info.text)
     named = {i for i, w in enumerate(words) if w in name_like}
     phrases: list[tuple[str, range]] = []
     asking: frozenset[int] | None = None

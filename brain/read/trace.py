@@ -118,6 +118,7 @@ class PathStep:
     ms: float
     relations_asked: tuple[str, ...] = ()   # relations the question names, walked to (those met on visible edges)
     kinds_asked: tuple[str, ...] = ()       # the kinds walked to: the question's kind words and the store's kinds it names
+    focus: str | None = None                # the kind a Turkish possessive chain ends at: paths holding it lead
 
 
 @dataclass(frozen=True)

@@ -194,7 +194,7 @@ def migrations() -> list[Migration]:
 
 # Migrations whose rows only Python can compute (the text stemmer, numpy's similarity):
 # the function runs right after the file, in the same transaction, as the migrating role.
-_DATA_STEPS = {19: "brain.corrections:backfill"}
+_DATA_STEPS = {19: "brain.corrections:backfill", 31: "brain.write:backfill_field_codes"}
 
 
 def apply_migrations(conn: psycopg.Connection[Any]) -> list[str]:

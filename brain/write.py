@@ -240,6 +240,8 @@ class Writer:
             conn.execute(
                 "INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s)", (ws, link.rel, subject, target, r.module, memory_id, r.date))
+        self._unrelate_linked_fields(conn, ws, subject, [target for _, target in targets])
+        self._field_codes(conn, r, subject, memory_id, {target for _, target in targets})
         conn.execute(
             "INSERT INTO record_versions (workspace_id, app, kind, record_id, memory_id, occurred_at,"
             " content_hash, is_current) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
@@ -263,6 +265,40 @@ class Writer:
         outcome = "written" if becomes_current else "earlier"
         self._ledger(conn, ws, r.sync_id, ref, memory_id, outcome)
         return WriteResult(outcome, ref, memory_id)
+
+    def _field_codes(self, conn: psycopg.Connection[Any], r: RecordLine, subject: int, memory_id: int,
+                     linked: set[int]) -> None:
+        """A field naming another record's code relates the two (sql/031): kept, and made an
+        edge named by the field to every entity already keyed so (but those it links)."""
+        own = r.id.upper() if r.id else None
+        found = [(field, code) for field, value in r.fields.items()
+                 for code in tx.codes(_field(value)) if code != own]
+        if not found:
+            return
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO field_codes (workspace_id, memory_id, src_id, field, code_upper, module, valid_from)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                [(r.workspace, memory_id, subject, field, code, r.module, r.date) for field, code in found])
+        conn.execute(
+            "INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from)"
+            " SELECT f.workspace_id, f.field, f.src_id, e.entity_id, f.module, f.memory_id, f.valid_from"
+            "   FROM field_codes f JOIN entities e"
+            "     ON e.workspace_id = f.workspace_id AND e.key_upper = f.code_upper"
+            "  WHERE f.workspace_id = %s AND f.memory_id = %s AND e.entity_id <> f.src_id"
+            "    AND NOT (e.entity_id = ANY(%s)) AND " + _UNLINKED,
+            (r.workspace, memory_id, list(linked)))
+
+    def _unrelate_linked_fields(self, conn: psycopg.Connection[Any], ws: str, subject: int, targets: list[int]) -> None:
+        """A field's edge between two records a link relates too says nothing more, and its
+        name may mislead ("son tahsilat" on an invoice, beside the payments' "pays")."""
+        if targets:
+            conn.execute(
+                "DELETE FROM edges e USING field_codes f"
+                " WHERE e.workspace_id = %(ws)s AND f.workspace_id = %(ws)s AND f.memory_id = e.memory_id"
+                "   AND f.field = e.rel AND ((e.src_id = %(s)s AND e.dst_id = ANY(%(t)s))"
+                "    OR (e.dst_id = %(s)s AND e.src_id = ANY(%(t)s)))",
+                {"ws": ws, "s": subject, "t": targets})
 
     # -- messages and notes ----------------------------------------------------------
     def _conversation(self, conn: psycopg.Connection[Any], line: MessageLine | NoteLine, text: str,
@@ -381,6 +417,7 @@ class Writer:
             if got is None:  # created meanwhile by a concurrent writer
                 return self._entity(conn, ws, kind, key, name, stub=stub, aliases=aliases, update=update)
             eid = int(got[0])
+            _relate_named_fields(conn, ws, eid)
         else:
             eid = int(row[0])
             conn.execute("UPDATE entities SET name = %s, aliases = %s, name_key = %s, is_stub = false,"
@@ -424,6 +461,55 @@ class Writer:
         if sync_id:
             conn.execute("INSERT INTO sync_ledger (workspace_id, sync_id, ref_key, memory_id, outcome)"
                          " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", (ws, sync_id, ref, memory_id, outcome))
+
+
+# (no edge of a link between the two already, either way: see Writer._unrelate_linked_fields)
+_UNLINKED = ("NOT EXISTS (SELECT 1 FROM edges x WHERE x.workspace_id = f.workspace_id"
+             " AND ((x.src_id = f.src_id AND x.dst_id = e.entity_id) OR (x.src_id = e.entity_id AND x.dst_id = f.src_id))"
+             " AND NOT EXISTS (SELECT 1 FROM field_codes g WHERE g.workspace_id = x.workspace_id"
+             " AND g.memory_id = x.memory_id AND g.field = x.rel))")
+
+
+def _relate_named_fields(conn: psycopg.Connection[Any], ws: str, entity_id: int) -> None:
+    """The records written before this entity whose fields name its code relate to it
+    (sql/031), each edge closed when its stating version was (valid_to)."""
+    conn.execute(
+        "INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from, valid_to)"
+        " SELECT f.workspace_id, f.field, f.src_id, e.entity_id, f.module, f.memory_id, f.valid_from, m.valid_to"
+        "   FROM entities e"
+        "   JOIN field_codes f ON f.workspace_id = e.workspace_id AND f.code_upper = e.key_upper"
+        "   JOIN memories m ON m.workspace_id = f.workspace_id AND m.memory_id = f.memory_id"
+        "  WHERE e.workspace_id = %s AND e.entity_id = %s AND f.src_id <> e.entity_id AND " + _UNLINKED,
+        (ws, entity_id))
+
+
+def backfill_field_codes(conn: psycopg.Connection[Any]) -> int:
+    """The data step of migration 031, for stores written before it: every record
+    memory's field codes kept, and their edges made. Returns the edges made."""
+    rows = conn.execute("SELECT m.workspace_id, m.memory_id, me.entity_id, m.module, m.occurred_at, m.attrs"
+                        "  FROM memories m JOIN memory_entities me"
+                        "    ON me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id AND me.role = 'subject'"
+                        " WHERE m.origin = 'record' ORDER BY m.workspace_id, m.memory_id").fetchall()
+    found: list[tuple[Any, ...]] = []
+    for ws, mid, subject, module, when, attrs in rows:
+        own = str(attrs.get("id") or "").upper()
+        for field, value in (attrs.get("fields") or {}).items():
+            found.extend((ws, mid, subject, field, code, module, when)
+                         for code in tx.codes(_field(value)) if code != own)
+    if not found:
+        return 0
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO field_codes (workspace_id, memory_id, src_id, field, code_upper, module, valid_from)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", found)
+    made = conn.execute(
+        "INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from, valid_to)"
+        " SELECT f.workspace_id, f.field, f.src_id, e.entity_id, f.module, f.memory_id, f.valid_from, m.valid_to"
+        "   FROM field_codes f"
+        "   JOIN entities e ON e.workspace_id = f.workspace_id AND e.key_upper = f.code_upper"
+        "   JOIN memories m ON m.workspace_id = f.workspace_id AND m.memory_id = f.memory_id"
+        "  WHERE e.entity_id <> f.src_id AND " + _UNLINKED)
+    return made.rowcount
 
 
 def _field(value: Any) -> str:

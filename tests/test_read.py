@@ -759,6 +759,28 @@ def test_a_turkish_possessive_chain_asks_for_its_last_kind(writer) -> None:  # t
     assert "elif.sahin@okul.test" in r.context
 
 
+def test_a_field_naming_a_code_is_walked_as_a_relation_under_the_rule(writer) -> None:  # type: ignore[no-untyped-def]
+    """A complaint whose subject names route SRV-03 leads to the route's driver (the edge
+    "konu", sql/031); one naming a payment in a module the asker may not read leads
+    nowhere, and the payment's amount is in nothing the read returns. (Fails without the
+    field's edge: the walk ends at the complaint; or, for the second, if the rule were
+    not applied to such edges.)"""
+    _write_lines(writer, [
+        _rec("SKY-17", "complaint", "SKY-17", {"konu": "Servis gecikmesi (SRV-03)"}, []),
+        _rec("SRV-03", "servis", "Bornova güzergâhı", {"sofor": "Hüseyin Aktaş", "sofor_telefonu": "0543 208 71 16"}, []),
+        _rec("SKY-18", "complaint", "SKY-18", {"konu": "İade ödemesi PAY-9 gecikti"}, []),
+        _rec("PAY-9", "payment", "PAY-9", {"tutar": "7.450 TL"}, [], module="finance"),
+    ])
+    r = recall("What is the driver's phone on the route of complaint SKY-17?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    assert any([h.rel for h in p.hops] == ["konu"] for p in r.trace.paths.paths), r.trace.paths.paths
+    assert "0543 208 71 16" in r.context
+    r = recall("SKY-18 şikayetindeki ödemenin tutarı nedir?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    assert not any(h.rel == "konu" for p in r.trace.paths.paths for h in p.hops), r.trace.paths.paths
+    assert "7.450" not in r.to_json()
+
+
 def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]
     """Asked at `now` (FORMAT.md), a record version synced after it is not the current
     value: the version current at `now` is not marked earlier and comes first, the later

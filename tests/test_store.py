@@ -275,6 +275,43 @@ def test_link_target_is_a_stub_until_its_record_arrives(writer: Writer) -> None:
         assert conn.execute("SELECT count(*) FROM entities WHERE key = 'C-1'").fetchone() == (1,)
 
 
+@pytest.mark.parametrize("referrer_first", [True, False])
+def test_a_field_naming_another_records_code_relates_them(writer: Writer, referrer_first: bool) -> None:
+    """"konu: Servis gecikmesi (SRV-03)" is a relation named "konu" from the complaint to
+    route SRV-03, in whichever order the two arrive (the code is kept until its record
+    comes); the record's own code and the codes it links are not related twice; a newer
+    version closes the older one's edge. (Fails when only links make edges.)"""
+    complaint = record(rid="SKY-17", kind="sikayet", fields={"konu": "Servis gecikmesi (SRV-03)", "ref": "SKY-17",
+                                                            "firma": "C-1"})
+    route = {"type": "record", "workspace": "a", "app": "servis", "module": "sales", "kind": "servis",
+             "id": "SRV-03", "name": "Bornova güzergâhı", "date": "2026-09-01", "fields": {"sofor": "Hüseyin"}}
+    for line in ([complaint, route] if referrer_first else [route, complaint]):
+        writer.write(parse_line(line))
+    edges = ("SELECT e.rel, s.key, d.key, e.valid_to IS NULL FROM edges e JOIN entities s ON s.entity_id = e.src_id"
+             " JOIN entities d ON d.entity_id = e.dst_id ORDER BY e.edge_id")
+    with writer.store.bound("a") as (conn, _):
+        assert conn.execute(edges).fetchall() == [("placed_by", "SKY-17", "C-1", True),
+                                                  ("konu", "SKY-17", "SRV-03", True)]
+    writer.write(parse_line({**complaint, "date": "2026-09-05", "fields": {"konu": "Servis gecikmesi (SRV-03)",
+                                                                          "durum": "çözüldü"}}))
+    with writer.store.bound("a") as (conn, _):
+        assert [r for r in conn.execute(edges).fetchall() if r[0] == "konu"] == [
+            ("konu", "SKY-17", "SRV-03", False), ("konu", "SKY-17", "SRV-03", True)]
+
+
+@pytest.mark.parametrize("invoice_first", [True, False])
+def test_a_field_naming_a_record_already_linked_adds_no_relation(writer: Writer, invoice_first: bool) -> None:
+    """An invoice's "son tahsilat: PAY-1" beside the payment's link "pays" to it: the link
+    says it, and the field's name would mislead a question about the first payment."""
+    invoice = record(rid="INV-1", kind="invoice", fields={"son tahsilat": "PAY-1"}, links=[])
+    payment = record(rid="PAY-1", kind="payment", fields={"tutar": "10 TL"},
+                     links=[{"rel": "pays", "kind": "invoice", "id": "INV-1"}])
+    for line in ([invoice, payment] if invoice_first else [payment, invoice]):
+        writer.write(parse_line(line))
+    assert count(writer.store, "a", "SELECT count(*) FROM edges WHERE rel = 'son tahsilat'") == 0
+    assert count(writer.store, "a", "SELECT count(*) FROM edges WHERE rel = 'pays'") == 1
+
+
 # -- messages -------------------------------------------------------------------------
 TURKISH_CASES = ["Ağaoğlu Yapı'nın siparişi gecikti.", "Ağaoğlunun kargosu geldi mi?",
                  "AĞAOĞLU YAPI ile görüştüm.", "agaoglu yapi ödeme yaptı", "Ağaoğlu Yapı A.Ş. aradı."]

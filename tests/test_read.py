@@ -721,6 +721,8 @@ def test_what_someone_said_anchors_the_record_the_turn_names(writer) -> None:  #
     ("Müşteri e-postayla hangi indirimi istedi?", True),
     ("Şoförün WhatsApp'tan gönderdiği plaka nedir?", True),
     ("Mailindeki fiyat neydi?", True),
+    ("Kemal Demir ile en son ne konuşuldu?", True),
+    ("What was discussed with the landlord?", True),
     # a channel's name alone, or before a field, asks for a record's value
     ("What is the e-mail address of the supplier?", False),
     ("What is the supplier's email?", False),

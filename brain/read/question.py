@@ -21,7 +21,10 @@ _SAID = {"dedi", "demiş", "söyledi", "söylemiş", "bildirdi", "bildirmiş", "
          # (what someone said, as a relative clause: "X'in dediği beyanname", "bahsettiği
          # konteyner"; the channels are _THROUGH_CHANNEL's)
          "dediği", "bahsetti", "bahsettiği", "bahsetmiş", "sorduğu", "yazdığı", "söylediği",
-         "ilettiği", "bildirdiği", "mentions", "mention"}
+         "ilettiği", "bildirdiği", "mentions", "mention",
+         # (talked about: "Kemal Demir ile en son ne konuşuldu?")
+         "konuştu", "konuş", "konuşul", "konuştuk", "konuştuğu", "görüşül", "görüştük", "görüştüğü",
+         "talked", "discussed", "spoke"}
 # A channel's name asks what was said through it when the question says so: "by e-mail",
 # "in her email", "via WhatsApp", "e-postasında", "WhatsApp'tan", "mailiyle". Alone it may
 # ask for a record's field ("the supplier's e-mail", "e-posta adresi", "WhatsApp numarası"),

@@ -135,12 +135,19 @@ def _store_kinds_at(kind_names: tuple[str, ...], q: Question, named_at: Collecti
     if not kind_names:
         return []
     known = {k for i, j, _ in tx.kind_spans(q.info.text) for k in range(i, j)}
-    out: list[tuple[int, str]] = []
+    at: dict[str, int] = {}   # each form of the question's words -> the first word holding it
     for i, w in enumerate(q.words):
         if (i not in named_at and i not in known and len(w) >= 4 and w not in tx.STOPWORDS
                 and not any(c.isdigit() for c in w)):
-            forms = tx.word_forms(w)
-            out.extend((i, tx.canonical_kind(k)) for k in kind_names if not _kind_head(k).isdisjoint(forms))
+            for form in tx.word_forms(w):
+                at.setdefault(form, i)
+    if not at:
+        return []
+    out: list[tuple[int, str]] = []
+    for k in kind_names:
+        hits = [at[h] for h in _kind_head(k) if h in at]
+        if hits:
+            out.append((min(hits), tx.canonical_kind(k)))
     return out
 
 

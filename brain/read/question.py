@@ -30,6 +30,7 @@ _SAID = {"dedi", "demiş", "söyledi", "söylemiş", "bildirdi", "bildirmiş", "
 # ask for a record's field ("the supplier's e-mail", "e-posta adresi", "WhatsApp numarası"),
 # so the question's text is read, not its words (which lose the hyphen and the apostrophe).
 _CHANNEL = r"(?:e-?mail|mail|e-?posta|whatsapp)"
+_CHANNEL_STARTS = ("mail", "email", "posta", "eposta", "whatsapp")
 _THROUGH_CHANNEL = re.compile(
     # English: a preposition before it ("by e-mail", "in her last email", "via WhatsApp")
     r"\b(?:by|in|via|through|over|per|on)\s+(?:(?:a|an|the|his|her|their|its|my|our|your|this|that|"
@@ -42,8 +43,11 @@ _THROUGH_CHANNEL = re.compile(
 def _asks_said(question: str, words: tuple[str, ...]) -> bool:
     """Whether the question asks what someone said or wrote: a word of _SAID, or a
     channel's name read as the way something was said."""
-    return (any(c in _SAID for w in words for c in tx.stem_candidates(w))
-            or _THROUGH_CHANNEL.search(tx.tr_lower(question)) is not None)
+    if any(c in _SAID for w in words for c in tx.stem_candidates(w)):
+        return True
+    # (the pattern only where a channel's name is: most questions name none)
+    return (any(w.startswith(_CHANNEL_STARTS) for w in words)
+            and _THROUGH_CHANNEL.search(tx.tr_lower(question)) is not None)
 
 
 # Verbs of paying ask for the payment ("ne kadar yatırdılar", "ödediler mi", "did they pay"),

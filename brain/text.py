@@ -478,15 +478,48 @@ KIND_WORDS: dict[str, str] = {
     "akreditif": "letter_of_credit", "letter of credit": "letter_of_credit",
     "gümrük müşaviri": "customs_broker", "customs broker": "customs_broker",
     "kredi notu": "credit_note",
+    # education
+    "öğrenci": "student", "student": "student", "pupil": "student",
+    "öğretmen": "teacher", "eğitmen": "teacher", "teacher": "teacher", "instructor": "teacher",
+    "tutor": "teacher",
+    "veli": "guardian", "parent": "guardian", "guardian": "guardian",
+    "öğrenci kaydı": "enrollment", "enrollment": "enrollment", "enrolment": "enrollment",
+    "taksit": "installment", "installment": "installment", "instalment": "installment",
+    "ödeme planı": "payment_plan", "taksit planı": "payment_plan", "payment plan": "payment_plan",
+    "installment plan": "payment_plan",
+    "sınav": "exam", "sınav sonucu": "exam", "exam": "exam", "exam result": "exam",
+    "güzergah": "route", "güzergâh": "route", "route": "route", "bus route": "route",
+    "class": "course_group", "course group": "course_group",
+    # legal
+    "dava": "lawsuit", "lawsuit": "lawsuit", "legal case": "lawsuit", "court case": "lawsuit",
+    "duruşma": "hearing", "celse": "hearing", "hearing": "hearing",
+    "avukat": "lawyer", "lawyer": "lawyer", "attorney": "lawyer", "counsel": "lawyer",
+    "müvekkil": "company",
+    "vekaletname": "power_of_attorney", "vekalet": "power_of_attorney", "power of attorney": "power_of_attorney",
+    "mahkeme": "court", "court": "court",
+    "karşı taraf": "counterparty", "counterparty": "counterparty", "opposing party": "counterparty",
+    "ücret sözleşmesi": "contract", "fee agreement": "contract",
+    # retail and e-commerce
+    "iade": "return", "iade talebi": "return", "refund": "return", "return request": "return",
+    "kargo": "shipment", "parcel": "shipment", "kargo firması": "supplier",
+    "distribütör": "supplier", "distributor": "supplier",
+    "marka": "brand", "brand": "brand",
 }
 """Word (tr_lower, base form) → canonical entity kind, Turkish and English."""
+
+STORED_KIND_WORDS: dict[str, str] = {"kayit": "enrollment", "sinif": "course_group"}
+"""A stored kind's name → canonical kind, where the word names that kind only as a record
+kind of its own ("kayit" records of a school are enrolments; "kayıt" in a question is any
+record): canonical_kind reads these, a question's words do not."""
 
 KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "account_manager": "person",
                                  "supplier": "company",
                                  "hospital": "company", "clinic": "company", "contractor": "company",
                                  "dealer": "company", "delivery_note": "shipment", "cheque": "payment",
                                  "guest": "person", "agency": "company", "producer": "supplier",
-                                 "customs_broker": "company", "claim": "complaint", "work_order": "ticket"}
+                                 "customs_broker": "company", "claim": "complaint", "work_order": "ticket",
+                                 "student": "person", "teacher": "person", "guardian": "person",
+                                 "lawyer": "person", "installment": "payment"}
 """A canonical kind → the broader kind it is one of: a question asking for a person is
 answered by a driver too, one asking for a company by a supplier."""
 
@@ -606,6 +639,7 @@ def kind_spans(question: str) -> tuple[tuple[int, int, str], ...]:
 
 
 _KIND_BY_FOLD: dict[str, str] = {fold(w): k for w, k in KIND_WORDS.items()}
+_STORED_KIND_BY_FOLD: dict[str, str] = {**_KIND_BY_FOLD, **{fold(w): k for w, k in STORED_KIND_WORDS.items()}}
 
 
 def name_text(name: str) -> str:
@@ -619,11 +653,11 @@ def canonical_kind(kind: str) -> str:
     invoice: a compound by its last word, "tedarikci_faturasi" -> invoice with its
     suffix), or the kind itself."""
     parts = fold(name_text(kind)).split()
-    found = _KIND_BY_FOLD.get(" ".join(parts))
+    found = _STORED_KIND_BY_FOLD.get(" ".join(parts))
     if found is None and parts:
         # the last word as it is, else its longest suffix-stripped form that is a kind word
         found = next((k for c in sorted(_folded_candidates(parts[-1]), key=len, reverse=True)
-                      if (k := _KIND_BY_FOLD.get(c))), None)
+                      if (k := _STORED_KIND_BY_FOLD.get(c))), None)
     return found or kind
 
 

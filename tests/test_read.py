@@ -756,7 +756,7 @@ def test_a_turkish_possessive_chain_asks_for_its_last_kind(writer) -> None:  # t
     r = recall("TL-1 talebindeki öğrencinin grubunun öğretmeninin e-posta adresi nedir?", workspace="a",
                member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
     best = r.trace.paths.paths[0]
-    assert r.trace.paths.focus == "ogretmen"
+    assert r.trace.paths.focus == "teacher"
     assert [h.rel for h in best.hops] == ["ilgili_kayit", "enrolled_in", "taught_by"], r.trace.paths.paths
     assert "elif.sahin@okul.test" in r.context
 
@@ -781,6 +781,31 @@ def test_a_field_naming_a_code_is_walked_as_a_relation_under_the_rule(writer) ->
                now=NOW, store=writer.store, embedder=writer.embedder)
     assert not any(h.rel == "konu" for p in r.trace.paths.paths for h in p.hops), r.trace.paths.paths
     assert "7.450" not in r.to_json()
+
+
+def test_a_records_name_says_what_it_is(writer) -> None:  # type: ignore[no-untyped-def]
+    """A route stored as "servis" and named "Bornova güzergâhı" is a route: a question
+    asking for a route reaches it, and one naming it by its code and calling it a route
+    ("SRV-3 güzergâhını işleten firma") has its route in the anchor, none beyond it.
+    (Fails when only a record's kind says what it is: the walk passes the operator to
+    reach another route.)"""
+    _write_lines(writer, [
+        _rec("TED-2", "tedarikci", "Ege Tur Servis", {"vergi_no": "3310984417"}, []),
+        _rec("SRV-3", "servis", "Bornova güzergâhı", {"sofor_telefonu": "0543 208 71 16"},
+             [{"rel": "servis_firmasi", "kind": "tedarikci", "id": "TED-2"}]),
+        _rec("SRV-4", "servis", "Karşıyaka güzergâhı", {"sofor_telefonu": "0532 000 11 22"},
+             [{"rel": "servis_firmasi", "kind": "tedarikci", "id": "TED-2"}]),
+        _rec("SKY-9", "complaint", "SKY-9", {"konu": "Servis gecikmesi (SRV-3)"}, []),
+    ])
+    r = recall("SRV-3 güzergâhını işleten firmanın vergi numarası nedir?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    assert [h.rel for h in r.trace.paths.paths[0].hops] == ["servis_firmasi"], r.trace.paths.paths
+    assert "3310984417" in r.context
+    r = recall("What is the driver's phone on the bus route of complaint SKY-9?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    best = r.trace.paths.paths[0]
+    assert "route" in best.covers and [h.rel for h in best.hops] == ["konu"], r.trace.paths.paths
+    assert "0543 208 71 16" in r.context
 
 
 def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]

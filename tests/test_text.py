@@ -231,6 +231,10 @@ def test_stopwords_are_tr_lower_form() -> None:
     ("Şikayetteki sevkiyatı hangi araç taşıdı?",
      [("şikayetteki", "complaint"), ("sevkiyatı", "shipment"), ("araç", "vehicle")]),
     ("Which subcontractor owns the truck?", [("subcontractor", "supplier"), ("truck", "vehicle")]),
+    ("What is the phone of the teacher of the student's class?",
+     [("teacher", "teacher"), ("student", "student"), ("class", "course_group")]),
+    ("Davanın duruşması hangi mahkemede?", [("davanın", "lawsuit"), ("duruşması", "hearing"), ("mahkemede", "court")]),
+    ("Hangi kayıtla geldi?", []),   # "kayıt" in a question is any record
 ])
 def test_kinds_in(question: str, expected: list[tuple[str, str]]) -> None:
     assert kinds_in(question) == expected
@@ -243,7 +247,10 @@ def test_kind_words_are_canonical() -> None:
                  "meeting", "hospital", "clinic", "device", "maintenance", "tender", "spare_part", "site",
                  "contractor", "dealer", "delivery_note", "cheque", "account_manager", "booking", "guest",
                  "agency", "room", "hotel", "producer", "lot", "lab_report", "bill_of_lading",
-                 "customs_declaration", "letter_of_credit", "customs_broker", "claim", "policy"}
+                 "customs_declaration", "letter_of_credit", "customs_broker", "claim", "policy",
+                 "student", "teacher", "guardian", "enrollment", "installment", "payment_plan", "exam",
+                 "route", "course_group", "lawsuit", "hearing", "lawyer", "power_of_attorney", "court",
+                 "counterparty", "return", "brand"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"
@@ -257,6 +264,10 @@ def test_kind_words_are_canonical() -> None:
     ("credit_note", {"credit_note"}), ("personnel_file", {"personnel_file"}), ("account", {"account"}),
     ("temsilci", {"account_manager", "person"}), ("account_manager", {"account_manager", "person"}),
     ("tedarikci_faturasi", {"invoice"}), ("toplanti_odasi", {"room"}),   # a Turkish compound, suffixed
+    # a school's and a law office's kinds; "kayit" and "sinif" only as stored kinds' names
+    ("ogrenci", {"student", "person"}), ("veli", {"guardian", "person"}), ("kayit", {"enrollment"}),
+    ("sinif", {"course_group"}), ("taksit", {"installment", "payment"}), ("durusma", {"hearing"}),
+    ("avukat", {"lawyer", "person"}), ("muvekkil", {"company"}), ("iade", {"return"}),
 ])
 def test_a_stored_kind_reads_as_the_kinds_a_question_asks_for(stored: str, concepts: set[str]) -> None:
     # kinds are an open vocabulary (FORMAT.md): a store may call them anything

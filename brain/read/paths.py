@@ -55,6 +55,18 @@ class _Reach:
     concepts: frozenset[str] = frozenset()
 
 
+@functools.lru_cache(maxsize=8192)
+def _node_concepts(kind: str, name: str | None) -> frozenset[str]:
+    """What a node counts as: its kind's concepts, and those its name ends in, which says
+    what it is as often as its kind ("Bornova – Kazımdirik güzergâhı" is a route whatever
+    its records are called; "Ankara 3. Asliye Hukuk Mahkemesi" a court)."""
+    concepts = kind_concepts(kind)
+    words = tx.words(name) if name else []
+    if words and not any(c.isdigit() for c in words[-1]):
+        concepts = concepts | tx.word_kinds(words[-1])
+    return concepts
+
+
 def _rel_asked(rel: str, q: Question) -> bool:
     return not _rel_stems(rel).isdisjoint(q.stems)
 
@@ -206,7 +218,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     # Entities that the best recalled memories are about: reaching them is a good sign.
     top_hits = [h.memory_id for h in recall.fused[:20]]
     reached: dict[int, _Reach] = {
-        a.node.entity_id: _Reach(a.node, a.score, 0, None, None, kind_concepts(a.node.kind))
+        a.node.entity_id: _Reach(a.node, a.score, 0, None, None, _node_concepts(a.node.kind, a.node.name))
         for a in anchors.anchors}
     frontier = list(reached)
 
@@ -266,7 +278,9 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
                 if other in reached:
                     continue
                 node = Node(other, *(row[8:11] if fwd else row[5:8]))
-                concepts = kind_concepts(node.kind) | rel_roles(rel) if fwd else kind_concepts(node.kind)
+                concepts = _node_concepts(node.kind, node.name)
+                if fwd:
+                    concepts |= rel_roles(rel)
                 score = parent.score * 0.8
                 if not asked.isdisjoint(concepts):
                     score += 1.0

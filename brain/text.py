@@ -127,8 +127,11 @@ _TOKEN_RE = re.compile(
     rf"(\d+(?:[.,]\d+)+|[^\W_]+(?:[-/][^\W_]+)*)(?:[{_APOSTROPHES}][^\W\d_]+)?"
 )
 
-CODE_RE = re.compile(r"(?<![\w-])[A-Za-z]{1,12}-\d+(?:-[A-Za-z0-9]+)*(?!\w)")
-"""Record codes such as SP-2026-0393, INV-2026-0118, SO-1001, T-77, in any case.
+CODE_RE = re.compile(r"(?<![\w-])[A-Za-z]{1,12}-\d+(?:-[A-Za-z0-9]+)*(?!\w)"
+                     r"|(?<![\w/.-])(?:19|20)\d\d/\d{1,7}(?![\w/-])(?!\.\d)")
+"""Record codes such as SP-2026-0393, INV-2026-0118, SO-1001, T-77, in any case, and a
+year's serial numbers, 2026/418 (a court file's "2026/418 E.", an invoice series), but not
+dates (2026/04/15).
 
 Letters are spelled [A-Za-z] rather than using re.IGNORECASE, which would also let
 'ı' and 'İ' into a code."""
@@ -719,6 +722,14 @@ def concept_positions(question: str) -> frozenset[int]:
     words that say what the question asks for, not what it names."""
     return frozenset(k for index in (_KIND_INDEX, _ATTR_INDEX)
                      for i, ph, _ in _phrases_in(index, question) for k in range(i, i + len(ph.alts)))
+
+
+@lru_cache(maxsize=1024)
+def attribute_phrase_positions(question: str) -> frozenset[int]:
+    """Positions of the words of the question's attribute phrases of two words or more
+    ("vergi numarası", "hesap numarası"): they ask for a value, they name nothing."""
+    return frozenset(k for i, ph, _ in _phrases_in(_ATTR_INDEX, question) if len(ph.alts) > 1
+                     for k in range(i, i + len(ph.alts)))
 
 
 @lru_cache(maxsize=1024)

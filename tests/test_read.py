@@ -808,6 +808,25 @@ def test_a_records_name_says_what_it_is(writer) -> None:  # type: ignore[no-unty
     assert "0543 208 71 16" in r.context
 
 
+def test_a_file_number_inside_names_anchors_them_and_an_attributes_words_do_not(writer) -> None:  # type: ignore[no-untyped-def]
+    """"2026/418 E. sayılı davanın müvekkilinin vergi numarası": the case named "2026/418 E.
+    Yılmaz İnşaat - Demirtaş Yapı" is an anchor (the number is a code held in the name), and
+    "vergi" of "vergi numarası" does not anchor the tax office named "… Vergi Dairesi".
+    (Fails when a slashed number is no code, or an attribute's words are sought in names.)"""
+    _write_lines(writer, [
+        _rec("MV-1", "muvekkil", "Yılmaz İnşaat", {"vergi_no": "9870012345"}, []),
+        _rec("KT-5", "karsi_taraf", "Kavaklıdere Vergi Dairesi Müdürlüğü", {"vergi_no": "1111111111"}, []),
+        _rec("DAVA-1", "dava", "2026/418 E. Yılmaz İnşaat - Demirtaş Yapı", {"esas_no": "2026/418 E."},
+             [{"rel": "muvekkili", "kind": "muvekkil", "id": "MV-1"}]),
+        _rec("DAVA-2", "dava", "2025/77 E. Vergi Dairesi davası", {"esas_no": "2025/77 E."},
+             [{"rel": "karsi_tarafi", "kind": "karsi_taraf", "id": "KT-5"}]),
+    ])
+    r = recall("2026/418 E. sayılı davanın müvekkilinin vergi numarası nedir?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    assert [a.node.key for a in r.trace.anchors.anchors] == ["DAVA-1"], r.trace.anchors.anchors
+    assert "9870012345" in r.context
+
+
 def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]
     """Asked at `now` (FORMAT.md), a record version synced after it is not the current
     value: the version current at `now` is not marked earlier and comes first, the later

@@ -134,6 +134,10 @@ def test_words(raw: str, tokens: list[str]) -> None:
     ("PO-2026-A12 geldi", ["PO-2026-A12"]),
     ("2026-09-05 tarihli, e-posta, COVID19", []),
     ("x-SO-1001", []),
+    # a year's serial numbers (a court file, "2026/418 E."), not dates or fractions
+    ("2026/418 E. sayılı dava ve 2025/1127 E.", ["2026/418", "2025/1127"]),
+    ("dosya 2026/418.", ["2026/418"]),
+    ("2026/04/15 tarihli, 12/2026, 1.2026/418, 2026/418.5", []),
 ])
 def test_codes(raw: str, found: list[str]) -> None:
     assert codes(raw) == found

@@ -275,6 +275,9 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
     # (nor is a word of a kind said in more words: "analiz" of "analiz raporunda")
     phrased = {k for i, j, _ in tx.kind_spans(q.info.text) if j - i > 1 for k in range(i, j)}
+    # (nor a word of an attribute said in more words: "vergi" of "vergi numarası" is not
+    # the "Vergi" of "Kavaklıdere Vergi Dairesi")
+    phrased |= tx.attribute_phrase_positions(q.info.text)
     forms = _loose(words, covered | phrased, sent.coded)
     if forms:
         holding = _contains_from(sent.contains.fetchall(), forms) if sent.contains is not None else None
@@ -283,13 +286,15 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
         by_word: dict[int, list[Any]] = {}
         for row in holding:
             name_words = row[4].split()
-            hit = [i for f, i in forms.items() if f in name_words]
+            padded = f" {row[4]} "
+            # (a code's fold may be words: "2026/418" -> "2026 418", held in that order)
+            hit = [i for f, i in forms.items() if (f in name_words if " " not in f else f" {f} " in padded)]
             for i in set(hit):
                 by_word.setdefault(i, []).append(row)
         # a word written in lower case, beside a name or code already anchored, that
         # several names hold is a common noun of theirs ("grubunun" of the classes "… Grubu",
         # "fındığını" of the products "… İç Fındık"), not a name
-        plain = ({i for i, w in enumerate(words) if w not in _name_like(q.info.text)}
+        plain = ({i for i, w in enumerate(words) if w not in _name_like(q.info.text) and i not in sent.coded}
                  if found else set())
         for i, group in by_word.items():
             if len(group) > 5 or (i in plain and len(group) > 1):

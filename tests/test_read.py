@@ -827,6 +827,28 @@ def test_a_file_number_inside_names_anchors_them_and_an_attributes_words_do_not(
     assert "9870012345" in r.context
 
 
+def test_an_amount_the_question_gives_anchors_the_records_stating_it(writer) -> None:  # type: ignore[no-untyped-def]
+    """"7 Nisan'da gelen 33.600 TL'lik ödemeyi yapan müvekkil": the payment stating 33.600
+    TL is an anchor (how "amount"), and its invoice's client is reached; a record in a
+    module the asker may not read is never one. (Fails without the amount's lookup: the
+    question names nothing, and a period question gets no anchors by meaning.)"""
+    _write_lines(writer, [
+        _rec("MV-1", "muvekkil", "Yılmaz İnşaat", {"vergi_no": "1470036658"}, []),
+        _rec("MV-2", "muvekkil", "Demir Gıda", {"vergi_no": "2222222222"}, []),
+        _rec("FT-1", "fatura", "FT-1", {"tutar": "12.000 TL"}, [{"rel": "faturalanan", "kind": "muvekkil", "id": "MV-1"}]),
+        {**_rec("TH-1", "tahsilat", "TH-1", {"tutar": "33.600 TL"}, [{"rel": "odenen_fatura", "kind": "fatura", "id": "FT-1"}]),
+         "date": "2026-04-07"},
+        _rec("GZ-1", "gizli", "GZ-1", {"tutar": "33.600 TL"}, [{"rel": "ilgili", "kind": "muvekkil", "id": "MV-2"}],
+             module="finance"),
+    ])
+    r = recall("7 Nisan'da gelen 33.600 TL'lik ödemeyi yapan müvekkilin vergi numarası nedir?", workspace="a",
+               member="u1", now=datetime(2026, 4, 15, tzinfo=timezone.utc), store=writer.store,
+               embedder=writer.embedder)
+    assert [(a.node.key, a.how) for a in r.trace.anchors.anchors] == [("TH-1", "amount")], r.trace.anchors.anchors
+    assert "1470036658" in r.context
+    assert "GZ-1" not in r.to_json()   # (the record of a module u1 may not read)
+
+
 def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]
     """Asked at `now` (FORMAT.md), a record version synced after it is not the current
     value: the version current at `now` is not marked earlier and comes first, the later

@@ -19,7 +19,7 @@ from pgvector import SparseVector
 from brain import text as tx
 from brain.db import IntArray, TextArray
 from brain.read.config import RecallConfig
-from brain.read.question import Question, Worded
+from brain.read.question import Question, Worded, amounts
 from brain.read.trace import Anchor, AnchorStep, Hit, Node
 from brain.wire import Executor, Rows
 
@@ -32,6 +32,22 @@ SELECT {_ENTITY_COLS}, e.key_upper AS code
   FROM visible_entities e
  WHERE e.workspace_id = %(ws)s AND e.key_upper = ANY(%(codes)s)
  ORDER BY e.entity_id"""
+
+# The current records that state an amount the question gives ("33.600 TL'lik ödeme"):
+# a few at most per amount, or the amount is too common to single anything out.
+AMOUNT_RECORDS = 3
+AMOUNTS_SQL = f"""
+SELECT {_ENTITY_COLS}, a.amount
+  FROM unnest(%(amounts)s::text[]) AS a(amount)
+  CROSS JOIN LATERAL (
+      SELECT me.entity_id FROM visible_memories m
+        JOIN memory_entities me ON me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id
+                               AND me.role = 'subject'
+       WHERE m.workspace_id = %(ws)s AND m.origin = 'record' AND m.valid_to IS NULL
+         AND m.fts @@ to_tsquery('simple', quote_literal(a.amount))
+       ORDER BY m.memory_id LIMIT {AMOUNT_RECORDS + 1}) x
+  JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = x.entity_id
+ ORDER BY a.amount, e.entity_id"""
 
 NAMES_SQL = f"""
 SELECT DISTINCT ON (e.entity_id, n.name_key) {_ENTITY_COLS}, n.name_key
@@ -140,6 +156,7 @@ class Lookups:
     keys: dict[str, tuple[tuple[int, int], str]]   # name key -> (word span, exact | suffix)
     ms: float
     contains: Rows | None = None                   # CONTAINS_ANY_SQL, for the words no code explains
+    amounts: Rows | None = None                    # AMOUNTS_SQL, for the amounts it gives
 
 
 def _loose(words: tuple[str, ...], covered: set[int] | frozenset[int],
@@ -210,7 +227,9 @@ def send_lookups(conn: Executor, q: Worded, *, workspace: str) -> Lookups:
     forms = _loose(words, frozenset(), coded)
     contains = (conn.execute(CONTAINS_ANY_SQL, {"ws": workspace, "forms": TextArray(forms), "tsq": _tsquery(forms)})
                 if forms else None)
-    return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000, contains)
+    given = amounts(words)
+    stated = conn.execute(AMOUNTS_SQL, {"ws": workspace, "amounts": TextArray(given)}) if given else None
+    return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000, contains, stated)
 
 
 @functools.lru_cache(maxsize=256)
@@ -249,6 +268,16 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             keep(Anchor(_node(row), "code", row[4], 1.0))
             keyed.add(str(row[4]).lower())
         covered.update(i for i in sent.coded if words[i] in keyed)
+
+    # 1b. the records stating an amount the question gives, if few do
+    if sent.amounts is not None:
+        by_amount: dict[str, list[Any]] = {}
+        for row in sent.amounts.fetchall():
+            by_amount.setdefault(str(row[4]), []).append(row)
+        for amount, group in by_amount.items():
+            if len(group) <= AMOUNT_RECORDS:
+                for row in group:
+                    keep(Anchor(_node(row), "amount", amount, 0.8))
 
     # 2. names and aliases (the keys send_lookups asked for)
     keys = sent.keys

@@ -50,6 +50,17 @@ def _asks_said(question: str, words: tuple[str, ...]) -> bool:
             and _THROUGH_CHANNEL.search(tx.tr_lower(question)) is not None)
 
 
+# An amount written with thousands ("33.600", "1,250.00") or a number of five digits or
+# more: a year ("2026") is not one.
+_AMOUNT = re.compile(r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d+)?|\d{5,}(?:,\d+)?")
+
+
+def amounts(words: tuple[str, ...]) -> tuple[str, ...]:
+    """A question's amounts (_AMOUNT), which single out one thing: the records stating one
+    are anchors (anchors.AMOUNTS_SQL), and a period question giving one asks for that
+    thing, not for everything the period holds."""
+    return tuple(dict.fromkeys(w for w in words if _AMOUNT.fullmatch(w)))
+
 # Verbs of paying ask for the payment ("ne kadar yatırdılar", "ödediler mi", "did they pay"),
 # matched by their suffix-stripped forms (text.stem_candidates: "yatırdılar" -> yatır).
 _IMPLIED_KINDS = {"ödendi": "payment", "ödenmiş": "payment", "ödenen": "payment", "ödenmedi": "payment",
@@ -115,6 +126,10 @@ class Question:
     @property
     def codes(self) -> tuple[str, ...]:
         return self.info.codes
+
+    @property
+    def amounts(self) -> tuple[str, ...]:
+        return amounts(self.words)
 
 
 def read_words(question: str, now: datetime) -> Wording:

@@ -156,8 +156,10 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
                                           (workspace,)).fetchone() is None:
             raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
         if graph:
+            # (a period question that gives an amount, "7 Nisan'da gelen 33.600 TL'lik ödeme",
+            # asks for one thing, not for what the period holds)
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config,
-                                 listing=q.period is not None)
+                                 listing=q.period is not None and not q.amounts)
             anchors, said = by_what_was_said(conn, anchors, rec.fused, workspace=workspace, cfg=config,
                                              asks_said=q.conversation)
             # (the first level was sent for the anchors found by then: those a turn lent

@@ -931,7 +931,9 @@ def parse_period(question: str, now: datetime) -> Period | None:
             add(i, i + 2, _unit_span("day", day0, 2))  # "önceki gün": the day before yesterday
         elif c & (_LAST | _ROLLING) and num and (unit := unit_at(i + 2)):
             add(i, i + 3, _rolling(unit, num, day0))
-        elif c & _ROLLING and (unit := unit_at(i + 1)):
+        elif (c & _ROLLING and (unit := unit_at(i + 1))
+              # ("son gün", "son günü": a deadline, the final day; "son günlerde": lately)
+              and not (unit == "day" and "son" in c and not re.search(r"l[ae]r", ftoks[i + 1]))):
             add(i, i + 2, _rolling(unit, 1, day0))
         elif c & _LAST and (unit := unit_at(i + 1)):
             add(i, i + 2, _unit_span(unit, day0, 1))

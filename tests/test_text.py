@@ -340,6 +340,7 @@ def day(y: int, m: int, d: int, tz: timezone = UTC) -> datetime:
     ("geçen sene", day(2026, 10, 15), day(2025, 1, 1), day(2026, 1, 1)),
     ("last year", day(2026, 10, 15), day(2025, 1, 1), day(2026, 1, 1)),
     ("son 7 gün", day(2026, 10, 15), day(2026, 10, 8), day(2026, 10, 16)),
+    ("son günlerde", day(2026, 10, 15), day(2026, 10, 14), day(2026, 10, 16)),
     ("past 30 days", day(2026, 10, 15), day(2026, 9, 15), day(2026, 10, 16)),
     ("eylülde", day(2026, 10, 15), day(2026, 9, 1), day(2026, 10, 1)),
     ("eylülde", day(2026, 3, 10), day(2025, 9, 1), day(2025, 10, 1)),              # month after now
@@ -369,6 +370,8 @@ def test_parse_period_naive_now_is_utc_and_aware_keeps_zone() -> None:
 
 @pytest.mark.parametrize("question", [
     "Ağaoğlu Yapı'nın vergi numarası nedir?", "fiyat aralığında", "what may happen", "2026-13-40", "",
+    # a deadline, not the past day
+    "İtiraz için son gün ne?", "Bilirkişi raporuna itirazın son günü ne?",
 ])
 def test_parse_period_none(question: str) -> None:
     assert parse_period(question, day(2026, 10, 15)) is None

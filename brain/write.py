@@ -270,24 +270,14 @@ class Writer:
                      linked: set[int]) -> None:
         """A field naming another record's code relates the two (sql/031): kept, and made an
         edge named by the field to every entity already keyed so (but those it links)."""
-        own = r.id.upper() if r.id else None
-        found = [(field, code) for field, value in r.fields.items()
-                 for code in tx.codes(_field(value)) if code != own]
+        found = _codes_in_fields(r.fields, r.id)
         if not found:
             return
         with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO field_codes (workspace_id, memory_id, src_id, field, code_upper, module, valid_from)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                [(r.workspace, memory_id, subject, field, code, r.module, r.date) for field, code in found])
-        conn.execute(
-            "INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from)"
-            " SELECT f.workspace_id, f.field, f.src_id, e.entity_id, f.module, f.memory_id, f.valid_from"
-            "   FROM field_codes f JOIN entities e"
-            "     ON e.workspace_id = f.workspace_id AND e.key_upper = f.code_upper"
-            "  WHERE f.workspace_id = %s AND f.memory_id = %s AND e.entity_id <> f.src_id"
-            "    AND NOT (e.entity_id = ANY(%s)) AND " + _UNLINKED,
-            (r.workspace, memory_id, list(linked)))
+            cur.executemany(_KEEP_FIELD_CODE, [(r.workspace, memory_id, subject, field, code, r.module, r.date)
+                                               for field, code in found])
+        conn.execute(_FIELD_EDGES + "f.workspace_id = %s AND f.memory_id = %s AND NOT (e.entity_id = ANY(%s))",
+                     (r.workspace, memory_id, list(linked)))
 
     def _unrelate_linked_fields(self, conn: psycopg.Connection[Any], ws: str, subject: int, targets: list[int]) -> None:
         """A field's edge between two records a link relates too says nothing more, and its
@@ -463,24 +453,36 @@ class Writer:
                          " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", (ws, sync_id, ref, memory_id, outcome))
 
 
-# (no edge of a link between the two already, either way: see Writer._unrelate_linked_fields)
-_UNLINKED = ("NOT EXISTS (SELECT 1 FROM edges x WHERE x.workspace_id = f.workspace_id"
-             " AND ((x.src_id = f.src_id AND x.dst_id = e.entity_id) OR (x.src_id = e.entity_id AND x.dst_id = f.src_id))"
-             " AND NOT EXISTS (SELECT 1 FROM field_codes g WHERE g.workspace_id = x.workspace_id"
-             " AND g.memory_id = x.memory_id AND g.field = x.rel))")
+# A field's codes kept (sql/031), and the edges they make: every code of the rows the
+# condition appended picks, to each entity keyed so, named by the field, closed when its
+# stating version was (valid_to); none between two records a link relates already, either
+# way (see Writer._unrelate_linked_fields).
+_KEEP_FIELD_CODE = ("INSERT INTO field_codes (workspace_id, memory_id, src_id, field, code_upper, module, valid_from)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING")
+_FIELD_EDGES = (
+    "INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from, valid_to)"
+    " SELECT f.workspace_id, f.field, f.src_id, e.entity_id, f.module, f.memory_id, f.valid_from, m.valid_to"
+    "   FROM field_codes f"
+    "   JOIN entities e ON e.workspace_id = f.workspace_id AND e.key_upper = f.code_upper"
+    "   JOIN memories m ON m.workspace_id = f.workspace_id AND m.memory_id = f.memory_id"
+    "  WHERE e.entity_id <> f.src_id"
+    "    AND NOT EXISTS (SELECT 1 FROM edges x WHERE x.workspace_id = f.workspace_id"
+    "        AND ((x.src_id = f.src_id AND x.dst_id = e.entity_id) OR (x.src_id = e.entity_id AND x.dst_id = f.src_id))"
+    "        AND NOT EXISTS (SELECT 1 FROM field_codes g WHERE g.workspace_id = x.workspace_id"
+    "                          AND g.memory_id = x.memory_id AND g.field = x.rel))"
+    "    AND ")
+
+
+def _codes_in_fields(fields: dict[str, Any], own: str | None) -> list[tuple[str, str]]:
+    """(field, code) for every record code a record's fields hold but its own."""
+    own_code = own.upper() if own else None
+    return [(field, code) for field, value in fields.items()
+            for code in tx.codes(_field(value)) if code != own_code]
 
 
 def _relate_named_fields(conn: psycopg.Connection[Any], ws: str, entity_id: int) -> None:
-    """The records written before this entity whose fields name its code relate to it
-    (sql/031), each edge closed when its stating version was (valid_to)."""
-    conn.execute(
-        "INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from, valid_to)"
-        " SELECT f.workspace_id, f.field, f.src_id, e.entity_id, f.module, f.memory_id, f.valid_from, m.valid_to"
-        "   FROM entities e"
-        "   JOIN field_codes f ON f.workspace_id = e.workspace_id AND f.code_upper = e.key_upper"
-        "   JOIN memories m ON m.workspace_id = f.workspace_id AND m.memory_id = f.memory_id"
-        "  WHERE e.workspace_id = %s AND e.entity_id = %s AND f.src_id <> e.entity_id AND " + _UNLINKED,
-        (ws, entity_id))
+    """The records written before this entity whose fields name its code relate to it."""
+    conn.execute(_FIELD_EDGES + "e.workspace_id = %s AND e.entity_id = %s", (ws, entity_id))
 
 
 def backfill_field_codes(conn: psycopg.Connection[Any]) -> int:
@@ -490,26 +492,14 @@ def backfill_field_codes(conn: psycopg.Connection[Any]) -> int:
                         "  FROM memories m JOIN memory_entities me"
                         "    ON me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id AND me.role = 'subject'"
                         " WHERE m.origin = 'record' ORDER BY m.workspace_id, m.memory_id").fetchall()
-    found: list[tuple[Any, ...]] = []
-    for ws, mid, subject, module, when, attrs in rows:
-        own = str(attrs.get("id") or "").upper()
-        for field, value in (attrs.get("fields") or {}).items():
-            found.extend((ws, mid, subject, field, code, module, when)
-                         for code in tx.codes(_field(value)) if code != own)
+    found = [(ws, mid, subject, field, code, module, when)
+             for ws, mid, subject, module, when, attrs in rows
+             for field, code in _codes_in_fields(attrs.get("fields") or {}, str(attrs.get("id") or ""))]
     if not found:
         return 0
     with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO field_codes (workspace_id, memory_id, src_id, field, code_upper, module, valid_from)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", found)
-    made = conn.execute(
-        "INSERT INTO edges (workspace_id, rel, src_id, dst_id, module, memory_id, valid_from, valid_to)"
-        " SELECT f.workspace_id, f.field, f.src_id, e.entity_id, f.module, f.memory_id, f.valid_from, m.valid_to"
-        "   FROM field_codes f"
-        "   JOIN entities e ON e.workspace_id = f.workspace_id AND e.key_upper = f.code_upper"
-        "   JOIN memories m ON m.workspace_id = f.workspace_id AND m.memory_id = f.memory_id"
-        "  WHERE e.entity_id <> f.src_id AND " + _UNLINKED)
-    return made.rowcount
+        cur.executemany(_KEEP_FIELD_CODE, found)
+    return conn.execute(_FIELD_EDGES + "true").rowcount
 
 
 def _field(value: Any) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from brain import db
+from brain import db, write
 from brain.db import APP_ROLE, Store, _with_dbname, _with_user, apply_migrations, migrations, pending_migrations
 from brain.embed import get_embedder
 from brain.errors import BrainError, EmbedderMismatch
@@ -297,6 +297,27 @@ def test_a_field_naming_another_records_code_relates_them(writer: Writer, referr
     with writer.store.bound("a") as (conn, _):
         assert [r for r in conn.execute(edges).fetchall() if r[0] == "konu"] == [
             ("konu", "SKY-17", "SRV-03", False), ("konu", "SKY-17", "SRV-03", True)]
+
+
+def test_the_migrations_backfill_relates_a_store_written_before_it(writer: Writer) -> None:
+    """Migration 031's data step: a store written before field codes were kept gets the
+    same codes and edges the writer makes now. (Fails if the backfill reads the fields
+    otherwise than the writer, or closes no edge of an earlier version.)"""
+    complaint = record(rid="SKY-17", kind="sikayet", fields={"konu": "Servis gecikmesi (SRV-03)"}, links=[])
+    for line in [complaint, record(rid="SRV-03", kind="servis", fields={"sofor": "Hüseyin"}, links=[]),
+                 {**complaint, "date": "2026-09-05", "fields": {"konu": "SRV-03 gecikti", "durum": "çözüldü"}}]:
+        writer.write(parse_line(line))
+    made = "SELECT rel, src_id, dst_id, memory_id, valid_from, valid_to FROM edges ORDER BY memory_id"
+    with psycopg.connect(writer.store.admin_uri) as conn:
+        edges = conn.execute(made).fetchall()
+        codes = conn.execute("SELECT * FROM field_codes ORDER BY memory_id").fetchall()
+        assert len(edges) == 2 and edges[0][5] is not None and edges[1][5] is None, edges
+        conn.execute("DELETE FROM edges")
+        conn.execute("DELETE FROM field_codes")
+        assert write.backfill_field_codes(conn) == 2
+        assert conn.execute(made).fetchall() == edges
+        assert conn.execute("SELECT * FROM field_codes ORDER BY memory_id").fetchall() == codes
+        conn.rollback()
 
 
 @pytest.mark.parametrize("invoice_first", [True, False])

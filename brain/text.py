@@ -960,6 +960,31 @@ def parse_period(question: str, now: datetime) -> Period | None:
     return min(found, key=lambda f: (f[1].end - f[1].start, f[0]))[1]
 
 
+@lru_cache(maxsize=1024)
+def named_days(question: str, now: datetime) -> tuple[datetime, ...]:
+    """The days a question names by day and month ("11 Haziran'daki duruşma", "7 Nisan'da",
+    "on June 11", "the hearing on 11 June"), in the year of `now` and the year before (a
+    day named without its year may lie ahead, "scheduled for 11 June", or behind). The
+    period a question reads (parse_period) stays the month's: these single out records
+    that state the day in their fields."""
+    toks = _words(question)
+    ftoks = [fold(t) for t in toks]
+    out: list[datetime] = []
+    for i in range(len(ftoks)):
+        month = _month_in(ftoks, i)
+        if month is None:
+            continue
+        for k in (i - 1, i + 1):
+            if 0 <= k < len(ftoks) and ftoks[k].isdigit() and 1 <= int(ftoks[k]) <= 31:
+                for year in (now.year, now.year - 1):
+                    try:
+                        out.append(datetime(year, month, int(ftoks[k]), tzinfo=now.tzinfo))
+                    except ValueError:   # 31 Haziran
+                        pass
+                break
+    return tuple(dict.fromkeys(out))
+
+
 def _month_in(ftoks: list[str], i: int) -> int | None:
     tok = ftoks[i]
     for name, month in _MONTHS_BY_HEAD.get(tok[:3], ()):

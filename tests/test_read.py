@@ -849,6 +849,23 @@ def test_an_amount_the_question_gives_anchors_the_records_stating_it(writer) -> 
     assert "GZ-1" not in r.to_json()   # (the record of a module u1 may not read)
 
 
+def test_a_day_the_question_names_anchors_the_record_stating_it(writer) -> None:  # type: ignore[no-untyped-def]
+    """"the client whose hearing is scheduled for 11 June": the hearing whose field says
+    2026-06-11 is an anchor (how "date"), and its case's client is reached. (Fails without
+    the day's lookup: the question names nothing, and its period is June of last year.)"""
+    _write_lines(writer, [
+        _rec("MV-1", "muvekkil", "Başkent Lojistik", {"telefon": "0312 287 45 00"}, []),
+        _rec("DV-2", "dava", "DV-2", {"mahkeme": "Ankara 3. İş Mahkemesi"}, [{"rel": "muvekkili", "kind": "muvekkil", "id": "MV-1"}]),
+        _rec("DR-3", "durusma", "DR-3", {"durusma_tarihi": "2026-06-11 14:00"}, [{"rel": "ait_oldugu_dava", "kind": "dava", "id": "DV-2"}]),
+        _rec("DR-4", "durusma", "DR-4", {"durusma_tarihi": "2026-05-06 10:00"}, []),
+    ])
+    r = recall("What is the phone number of the client whose hearing is scheduled for 11 June?", workspace="a",
+               member="u1", now=datetime(2026, 4, 15, tzinfo=timezone.utc), store=writer.store,
+               embedder=writer.embedder)
+    assert [(a.node.key, a.how) for a in r.trace.anchors.anchors] == [("DR-3", "date")], r.trace.anchors.anchors
+    assert "0312 287 45 00" in r.context
+
+
 def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]
     """Asked at `now` (FORMAT.md), a record version synced after it is not the current
     value: the version current at `now` is not marked earlier and comes first, the later

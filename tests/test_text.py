@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from brain import text as tx
 from brain.text import (
     ATTRIBUTE_WORDS, CODE_RE, KIND_PARENTS, KIND_WORDS, STOPWORDS, TRIGRAM_DIM, NameIndex, Period, canonical_kind,
-    codes, expand_terms, find_mentions, fold, kind_concepts, kinds_in, normalize_for_search, parse_period,
+    codes, expand_terms, find_mentions, fold, kind_concepts, kinds_in, named_days, normalize_for_search, parse_period,
     stem_candidates, stems, tr_lower, trigram_similarity, trigrams, words,
 )
 
@@ -366,6 +366,17 @@ def test_parse_period_naive_now_is_utc_and_aware_keeps_zone() -> None:
     assert p == Period(day(2026, 10, 15), day(2026, 10, 16), "bugün")
     q = parse_period("geçen ay", datetime(2026, 1, 2, 1, 0, tzinfo=TR))
     assert q is not None and (q.start, q.end) == (day(2025, 12, 1, TR), day(2026, 1, 1, TR))
+
+
+@pytest.mark.parametrize("question, days", [
+    ("11 Haziran'daki duruşmaya kim katılacak?", [(2026, 6, 11), (2025, 6, 11)]),
+    ("What is the client's phone whose hearing is on June 11?", [(2026, 6, 11), (2025, 6, 11)]),
+    ("7 Nisan'da gelen ödeme", [(2026, 4, 7), (2025, 4, 7)]),
+    ("31 Haziran", []), ("Haziran'da gelen ödemeler", []), ("SO-1001 siparişi", []),
+])
+def test_named_days(question: str, days: list[tuple[int, int, int]]) -> None:
+    got = named_days(question, day(2026, 4, 15))
+    assert [(d.year, d.month, d.day) for d in got] == days
 
 
 @pytest.mark.parametrize("question", [

@@ -19,7 +19,7 @@ from pgvector import SparseVector
 from brain import text as tx
 from brain.db import IntArray, TextArray
 from brain.read.config import RecallConfig
-from brain.read.question import Question, Worded, amounts
+from brain.read.question import Question, Worded, amounts, day_forms
 from brain.read.trace import Anchor, AnchorStep, Hit, Node
 from brain.wire import Executor, Rows
 
@@ -227,7 +227,7 @@ def send_lookups(conn: Executor, q: Worded, *, workspace: str) -> Lookups:
     forms = _loose(words, frozenset(), coded)
     contains = (conn.execute(CONTAINS_ANY_SQL, {"ws": workspace, "forms": TextArray(forms), "tsq": _tsquery(forms)})
                 if forms else None)
-    given = amounts(words)
+    given = amounts(words) + day_forms(q.text, q.now)
     stated = conn.execute(AMOUNTS_SQL, {"ws": workspace, "amounts": TextArray(given)}) if given else None
     return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000, contains, stated)
 
@@ -277,7 +277,8 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
         for amount, group in by_amount.items():
             if len(group) <= AMOUNT_RECORDS:
                 for row in group:
-                    keep(Anchor(_node(row), "amount", amount, 0.8))
+                    keep(Anchor(_node(row), "date" if "-" in amount or amount.count(".") == 2 else "amount",
+                                amount, 0.8))
 
     # 2. names and aliases (the keys send_lookups asked for)
     keys = sent.keys

@@ -55,6 +55,14 @@ def _asks_said(question: str, words: tuple[str, ...]) -> bool:
 _AMOUNT = re.compile(r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d+)?|\d{5,}(?:,\d+)?")
 
 
+def day_forms(question: str, now: datetime) -> tuple[str, ...]:
+    """The days a question names by day and month (text.named_days: "11 Haziran'daki
+    duruşma", "the hearing on 11 June") as synced records write them in their fields,
+    2026-06-11 and 11.06.2026: a record stating one is one the question may single out
+    (anchors.AMOUNTS_SQL)."""
+    return tuple(f for day in tx.named_days(question, now) for f in (f"{day:%Y-%m-%d}", f"{day:%d.%m.%Y}"))
+
+
 def amounts(words: tuple[str, ...]) -> tuple[str, ...]:
     """A question's amounts (_AMOUNT), which single out one thing: the records stating one
     are anchors (anchors.AMOUNTS_SQL), and a period question giving one asks for that
@@ -79,6 +87,10 @@ class Worded(Protocol):
     def codes(self) -> tuple[str, ...]: ...
     @property
     def terms(self) -> tuple[str, ...]: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def now(self) -> datetime: ...
 
 
 class Wording:
@@ -130,6 +142,10 @@ class Question:
     @property
     def amounts(self) -> tuple[str, ...]:
         return amounts(self.words)
+
+    @property
+    def text(self) -> str:
+        return self.info.text
 
 
 def read_words(question: str, now: datetime) -> Wording:

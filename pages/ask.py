@@ -108,7 +108,7 @@ st.markdown(" · ".join(bits))
 # -- step 1 -------------------------------------------------------------------------
 st.subheader("1 · Anchors: the entities the question names")
 st.caption("How each matched: code, amount or date (a record stating an amount or a day the question "
-           "gives), exact, "
+           "gives), exact, newest (the newest record of a kind a question naming nothing asks for), "
            "suffix-stripped, contains, trigram (fuzzy), by meaning, or said "
            "(named in a recalled turn from or about another anchor, when the question asks what was said); "
            f"score 1.0 is certain. {tr.anchors.ms:.1f} ms.")

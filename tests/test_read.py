@@ -866,6 +866,23 @@ def test_a_day_the_question_names_anchors_the_record_stating_it(writer) -> None:
     assert "0312 287 45 00" in r.context
 
 
+def test_the_newest_of_a_kind_anchors_a_question_naming_nothing(writer) -> None:  # type: ignore[no-untyped-def]
+    """"En son kesilen fatura hangisi?": the newest invoice the asker may read is the anchor
+    (how "newest"), not a newer one in a module it may not read, nor an earlier version.
+    (Fails without it: nothing is named, and anchors by meaning are any invoices.)"""
+    _write_lines(writer, [
+        {**_rec("FT-1", "fatura", "FT-1", {"tutar": "1.000 TL"}, []), "date": "2026-03-01"},
+        {**_rec("FT-2", "fatura", "FT-2", {"tutar": "2.000 TL"}, []), "date": "2026-04-09"},
+        {**_rec("FT-2", "fatura", "FT-2", {"tutar": "2.500 TL"}, []), "date": "2026-04-02"},
+        {**_rec("FT-3", "fatura", "FT-3", {"tutar": "3.000 TL"}, [], module="finance"), "date": "2026-04-12"},
+        {**_rec("FT-0", "fatura", "FT-0", {"tutar": "500 TL"}, []), "date": "2026-01-05"},
+    ])
+    r = recall("En son kesilen fatura hangisi?", workspace="a", member="u1",
+               now=datetime(2026, 4, 15, tzinfo=timezone.utc), store=writer.store, embedder=writer.embedder)
+    assert [(a.node.key, a.how) for a in r.trace.anchors.anchors] == [("FT-2", "newest")], r.trace.anchors.anchors
+    assert "FT-3" not in r.to_json()
+
+
 def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]
     """Asked at `now` (FORMAT.md), a record version synced after it is not the current
     value: the version current at `now` is not marked earlier and comes first, the later

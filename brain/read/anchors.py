@@ -109,6 +109,20 @@ SELECT me.memory_id, {_ENTITY_COLS}
  WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND me.role IN ('subject', 'about', 'from')
  ORDER BY me.memory_id, me.entity_id"""
 
+# The newest current record of each of these kinds: what a question asking for the newest
+# of a kind and naming nothing ("En son kesilen fatura hangisi?") is about.
+NEWEST_SQL = f"""
+SELECT {_ENTITY_COLS}, k.kind
+  FROM unnest(%(kinds)s::text[]) AS k(kind)
+  CROSS JOIN LATERAL (
+      SELECT me.entity_id FROM visible_memories m
+        JOIN memory_entities me ON me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id
+                               AND me.role = 'subject'
+       WHERE m.workspace_id = %(ws)s AND m.origin = 'record' AND m.kind = k.kind AND m.valid_to IS NULL
+       ORDER BY m.occurred_at DESC, m.memory_id DESC LIMIT 1) x
+  JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = x.entity_id
+ ORDER BY k.kind, e.entity_id"""
+
 # What the best recalled conversation turns are about: their speakers and the entities
 # they name (`from`, `about`, `mention`), and the records keyed by an identifier in their
 # text (FORMAT.md: a turn is not linked to synced records, "an order number in a message
@@ -412,6 +426,21 @@ def by_meaning(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, works
         found.setdefault(node.entity_id, Anchor(node, "meaning", "", round(0.4 - 0.05 * order[row[0]], 3)))
     anchors = tuple(list(found.values())[: cfg.meaning_anchors])
     return AnchorStep(anchors, step.kinds, step.near_misses, step.ms + (time.perf_counter() - t0) * 1000)
+
+
+def by_newest(conn: Executor, step: AnchorStep, kind_names: tuple[str, ...], *, workspace: str) -> AnchorStep:
+    """A question asking for the newest of a kind that names nothing ("En son kesilen fatura
+    hangisi?", "What is the latest complaint?") is about the newest current record of each
+    of the store's kinds it asks for (`kind_names`: the record kinds of the asker's modules)."""
+    asked = {k for _, k in step.kinds}
+    kinds = [k for k in kind_names if not asked.isdisjoint(tx.kind_concepts(k))]
+    if step.anchors or not kinds:
+        return step
+    t0 = time.perf_counter()
+    rows = conn.execute(NEWEST_SQL, {"ws": workspace, "kinds": TextArray(kinds)}).fetchall()
+    anchors = {int(r[0]): Anchor(_node(r), "newest", str(r[4]), 0.6) for r in rows}
+    return AnchorStep(tuple(anchors.values()), step.kinds, step.near_misses,
+                      step.ms + (time.perf_counter() - t0) * 1000, step.named_at)
 
 
 def by_what_was_said(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, workspace: str,

@@ -69,6 +69,10 @@ def amounts(words: tuple[str, ...]) -> tuple[str, ...]:
     thing, not for everything the period holds."""
     return tuple(dict.fromkeys(w for w in words if _AMOUNT.fullmatch(w)))
 
+# Words asking for the newest of something ("en son kesilen fatura", "the latest invoice");
+# a period ("son 7 gün", "last week") is read as a period instead.
+_LATEST = re.compile(r"\b(?:en son|son|sonuncu|latest|most recent|newest|last)\b")
+
 # Verbs of paying ask for the payment ("ne kadar yatırdılar", "ödediler mi", "did they pay"),
 # matched by their suffix-stripped forms (text.stem_candidates: "yatırdılar" -> yatır).
 _IMPLIED_KINDS = {"ödendi": "payment", "ödenmiş": "payment", "ödenen": "payment", "ödenmedi": "payment",
@@ -134,6 +138,7 @@ class Question:
     now: datetime
     terms: tuple[str, ...]        # full-text terms, both languages
     conversation: bool            # asks what someone said or wrote
+    latest: bool = False          # asks for the newest of something ("en son kesilen fatura"), not a period
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -171,5 +176,6 @@ def analyse(question: str, now: datetime, wording: Wording | None = None) -> Que
         expansions=expansions,
         period=(period.words, period.start.isoformat(), period.end.isoformat()) if period else None)
     said = _asks_said(question, words)
+    latest = period is None and _LATEST.search(tx.tr_lower(question)) is not None
     return Question(info=info, words=words, stems=stems, kinds=tuple(k for _, k in kinds), period=period,
-                    now=now, terms=wording.terms, conversation=said)
+                    now=now, terms=wording.terms, conversation=said, latest=latest)

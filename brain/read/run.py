@@ -14,7 +14,7 @@ from brain import text as tx
 from brain.db import Binding, Store, default_store
 from brain.embed import Embedder, get_embedder
 from brain.errors import UnknownWorkspace
-from brain.read.anchors import by_meaning, by_what_was_said, find_anchors, send_lookups
+from brain.read.anchors import by_meaning, by_newest, by_what_was_said, find_anchors, send_lookups
 from brain.read.compact import PATHS_SHOWN, anchors_line, compact, path_line
 from brain.read.config import HYBRID, RecallConfig
 from brain.read.paths import RELATION_NAMES_SQL, send_first_level, walk
@@ -158,6 +158,10 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         if graph:
             # (a period question that gives an amount, "7 Nisan'da gelen 33.600 TL'lik ödeme",
             # asks for one thing, not for what the period holds)
+            if q.latest and not anchors.anchors and anchors.kinds:
+                # (a workspace without relations has its vocabulary asked for only here)
+                names = (vocabulary or _VocabularyRead(conn, binding, store)).names()
+                anchors = by_newest(conn, anchors, names.get("kind_names", ()), workspace=workspace)
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config,
                                  listing=q.period is not None and not q.amounts)
             anchors, said = by_what_was_said(conn, anchors, rec.fused, workspace=workspace, cfg=config,

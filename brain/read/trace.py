@@ -43,7 +43,7 @@ class QuestionInfo:
 @dataclass(frozen=True)
 class Anchor:
     node: Node
-    how: str             # code | amount | date | exact | suffix | contains | trigram | meaning | said
+    how: str             # code | amount | date | exact | suffix | contains | trigram | newest | meaning | said
     matched: str         # the words of the question it matched
     score: float         # how sure: 1.0 exact … lower for fuzzy and by meaning
 

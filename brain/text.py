@@ -549,6 +549,24 @@ ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
                  "assigned", "assignee", "owner", "responsible", "in charge", "handles", "handling",
                  "looks after"),
     "date": ("tarih", "date", "ne zaman", "when"),
+    # what a question asks about in one language and a conversation says in the other
+    # (the keyword leg then meets the turn: "When am I on annual leave?" and "yıllık
+    # izindeyim"); the multilingual embedder alone ranks such pairs low
+    "leave": ("izin", "yıllık izin", "izinde", "izindeyim", "leave", "annual leave", "vacation", "day off"),
+    "discount": ("indirim", "iskonto", "discount"),
+    "delay": ("gecikme", "gecikti", "gecikecek", "delay", "delayed", "late"),
+    "deadline": ("son gün", "son tarih", "deadline"),
+    "settlement": ("sulh", "uzlaşma", "settlement", "settle"),
+    "cancellation": ("iptal", "cancel", "cancelled", "canceled", "cancellation"),
+    "approval": ("onay", "onaylandı", "onayladı", "approved", "approval", "approve"),
+    "plate": ("plaka", "plate", "license plate", "number plate"),
+    "damage": ("hasar", "hasarlı", "damage", "damaged"),
+    "report": ("rapor", "raporu", "report"),
+    "filed": ("sunuldu", "sunulmuştur", "filed", "submitted"),
+    "postponed": ("ertelendi", "ertelenmiştir", "postponed", "rescheduled"),
+    "sick": ("hasta", "rapor aldı", "sick", "ill"),
+    "weight": ("ağırlık", "kilo", "weight"),
+    "warranty": ("garanti", "warranty", "guarantee"),
 }
 """Concept → its surface words in both languages, used to widen a question."""
 

@@ -883,6 +883,22 @@ def test_the_newest_of_a_kind_anchors_a_question_naming_nothing(writer) -> None:
     assert "FT-3" not in r.to_json()
 
 
+def test_an_english_question_meets_a_turkish_note_through_the_glossary(writer) -> None:  # type: ignore[no-untyped-def]
+    """"When am I on annual leave?" against "20-24 Nisan arası yıllık izindeyim": the
+    question's concept brings its Turkish words to the keyword leg. (Fails without them:
+    no word of the question is in the note, and the test embedder knows no meaning.)"""
+    _write_lines(writer, [
+        {"type": "note", "workspace": "a", "module": "sales", "privacy": "personal", "owner": "u1",
+         "date": "2026-09-01", "text": "20-24 Nisan arası yıllık izindeyim; vade takibini Mehmet Bey'e devrettim."},
+        *[_rec(f"R-{i}", "order", f"R-{i}", {"durum": "açık", "teslimat": f"{i} Nisan, depo {i}, palet {i}",
+                                              "aciklama": f"sipariş {i} için kalite kontrol ve sevkiyat planı hazır"},
+               []) for i in range(80)],
+    ])
+    r = recall("When am I on annual leave?", workspace="a", member="u1", now=NOW,
+               store=writer.store, embedder=writer.embedder)
+    assert "20-24 Nisan" in r.context, r.context
+
+
 def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # type: ignore[no-untyped-def]
     """Asked at `now` (FORMAT.md), a record version synced after it is not the current
     value: the version current at `now` is not marked earlier and comes first, the later

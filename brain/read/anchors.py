@@ -9,7 +9,7 @@ memories) comes last, from step 2. Only entities the asker may see can match.
 from __future__ import annotations
 
 import functools
-
+import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,9 +33,11 @@ SELECT {_ENTITY_COLS}, e.key_upper AS code
  WHERE e.workspace_id = %(ws)s AND e.key_upper = ANY(%(codes)s)
  ORDER BY e.entity_id"""
 
-# The current records that state an amount the question gives ("33.600 TL'lik ödeme"):
-# a few at most per amount, or the amount is too common to single anything out.
+# The current records that state an amount or a day the question gives ("33.600 TL'lik
+# ödeme", "11 Haziran'daki duruşma" as 2026-06-11 or 11.06.2026): a few at most per value,
+# or it is too common to single anything out.
 AMOUNT_RECORDS = 3
+_DAY_FORM = re.compile(r"\d{4}-\d\d-\d\d|\d\d\.\d\d\.\d{4}")   # (question.day_forms)
 AMOUNTS_SQL = f"""
 SELECT {_ENTITY_COLS}, a.amount
   FROM unnest(%(amounts)s::text[]) AS a(amount)
@@ -291,8 +293,7 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
         for amount, group in by_amount.items():
             if len(group) <= AMOUNT_RECORDS:
                 for row in group:
-                    keep(Anchor(_node(row), "date" if "-" in amount or amount.count(".") == 2 else "amount",
-                                amount, 0.8))
+                    keep(Anchor(_node(row), "date" if _DAY_FORM.fullmatch(amount) else "amount", amount, 0.8))
 
     # 2. names and aliases (the keys send_lookups asked for)
     keys = sent.keys

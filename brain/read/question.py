@@ -12,7 +12,6 @@ from typing import Protocol
 from brain import text as tx
 from brain.read.trace import QuestionInfo
 
-# Status words that imply the thing to reach: "ödendi mi?" asks about a payment.
 # Words asking what someone said or wrote: the answer is in a conversation, not a record.
 _SAID = {"dedi", "demiş", "söyledi", "söylemiş", "bildirdi", "bildirmiş", "yazdı", "yazmış", "iletti",
          "sordu", "istedi", "mesaj", "mesajında", "mesajı", "şikayet etti",
@@ -68,6 +67,7 @@ def amounts(words: tuple[str, ...]) -> tuple[str, ...]:
     are anchors (anchors.AMOUNTS_SQL), and a period question giving one asks for that
     thing, not for everything the period holds."""
     return tuple(dict.fromkeys(w for w in words if _AMOUNT.fullmatch(w)))
+
 
 # Words asking for the newest of something ("en son kesilen fatura", "the latest invoice");
 # a period ("son 7 gün", "last week") is read as a period instead.

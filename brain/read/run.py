@@ -156,12 +156,13 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
                                           (workspace,)).fetchone() is None:
             raise UnknownWorkspace(f"no workspace {workspace!r} in this store: see `python -m brain stats`")
         if graph:
-            # (a period question that gives an amount, "7 Nisan'da gelen 33.600 TL'lik ödeme",
-            # asks for one thing, not for what the period holds)
+            # the newest of a kind, for a question asking for it that names nothing (a
+            # workspace without relations has its vocabulary asked for only here)
             if q.latest and not anchors.anchors and anchors.kinds:
-                # (a workspace without relations has its vocabulary asked for only here)
                 names = (vocabulary or _VocabularyRead(conn, binding, store)).names()
                 anchors = by_newest(conn, anchors, names.get("kind_names", ()), workspace=workspace)
+            # (a period question that gives an amount, "7 Nisan'da gelen 33.600 TL'lik ödeme",
+            # asks for one thing, not for what the period holds)
             anchors = by_meaning(conn, anchors, rec.fused, workspace=workspace, cfg=config,
                                  listing=q.period is not None and not q.amounts)
             anchors, said = by_what_was_said(conn, anchors, rec.fused, workspace=workspace, cfg=config,

@@ -20,10 +20,10 @@ from typing import Generic, TypeVar
 
 __all__ = [
     "ATTRIBUTE_WORDS", "CODE_RE", "KIND_PARENTS", "KIND_WORDS", "NameIndex", "Period", "RELATION_CONCEPTS",
-    "STOPWORDS", "TRIGRAM_DIM", "canonical_kind", "codes", "concept_positions", "expand_terms", "find_mentions",
-    "fold", "fold_joined", "kind_concepts", "kind_spans", "kinds_in", "name_text", "normalize_for_search", "parse_period",
-    "relation_words", "stem_candidates", "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams",
-    "word_forms", "word_kinds", "words",
+    "STOPWORDS", "TRIGRAM_DIM", "attribute_phrase_positions", "canonical_kind", "codes", "concept_positions",
+    "expand_terms", "find_mentions", "fold", "fold_joined", "kind_concepts", "kind_spans", "kinds_in",
+    "name_text", "named_days", "normalize_for_search", "parse_period", "relation_words", "stem_candidates",
+    "stem_set", "stems", "tr_lower", "trigram_similarity", "trigrams", "word_forms", "word_kinds", "words",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -986,6 +986,9 @@ def named_days(question: str, now: datetime) -> tuple[datetime, ...]:
     period a question reads (parse_period) stays the month's: these single out records
     that state the day in their fields."""
     toks = _words(question)
+    # (read before the name lookups go out: most questions hold no day number to read)
+    if not any(len(t) <= 2 and t.isdigit() for t in toks):
+        return ()
     ftoks = [fold(t) for t in toks]
     out: list[datetime] = []
     for i in range(len(ftoks)):

@@ -604,9 +604,10 @@ def _write_lines(writer, lines: list[dict]) -> None:  # type: ignore[no-untyped-
         writer.write(parse_line(line))
 
 
-def _rec(rid: str, kind: str, name: str, fields: dict, links: list, module: str = "sales") -> dict:  # type: ignore[type-arg]
+def _rec(rid: str, kind: str, name: str, fields: dict, links: list, module: str = "sales",  # type: ignore[type-arg]
+         date: str = "2026-09-01") -> dict:  # type: ignore[type-arg]
     return {"type": "record", "workspace": "a", "app": "erp", "module": module, "kind": kind, "id": rid,
-            "date": "2026-09-01", "name": name, "fields": fields, "links": links}
+            "date": date, "name": name, "fields": fields, "links": links}
 
 
 def test_kinds_of_another_vocabulary_steer_the_walk(writer) -> None:  # type: ignore[no-untyped-def]
@@ -836,8 +837,7 @@ def test_an_amount_the_question_gives_anchors_the_records_stating_it(writer) -> 
         _rec("MV-1", "muvekkil", "Yılmaz İnşaat", {"vergi_no": "1470036658"}, []),
         _rec("MV-2", "muvekkil", "Demir Gıda", {"vergi_no": "2222222222"}, []),
         _rec("FT-1", "fatura", "FT-1", {"tutar": "12.000 TL"}, [{"rel": "faturalanan", "kind": "muvekkil", "id": "MV-1"}]),
-        {**_rec("TH-1", "tahsilat", "TH-1", {"tutar": "33.600 TL"}, [{"rel": "odenen_fatura", "kind": "fatura", "id": "FT-1"}]),
-         "date": "2026-04-07"},
+        _rec("TH-1", "tahsilat", "TH-1", {"tutar": "33.600 TL"}, [{"rel": "odenen_fatura", "kind": "fatura", "id": "FT-1"}], date="2026-04-07"),
         _rec("GZ-1", "gizli", "GZ-1", {"tutar": "33.600 TL"}, [{"rel": "ilgili", "kind": "muvekkil", "id": "MV-2"}],
              module="finance"),
     ])
@@ -871,11 +871,11 @@ def test_the_newest_of_a_kind_anchors_a_question_naming_nothing(writer) -> None:
     (how "newest"), not a newer one in a module it may not read, nor an earlier version.
     (Fails without it: nothing is named, and anchors by meaning are any invoices.)"""
     _write_lines(writer, [
-        {**_rec("FT-1", "fatura", "FT-1", {"tutar": "1.000 TL"}, []), "date": "2026-03-01"},
-        {**_rec("FT-2", "fatura", "FT-2", {"tutar": "2.000 TL"}, []), "date": "2026-04-09"},
-        {**_rec("FT-2", "fatura", "FT-2", {"tutar": "2.500 TL"}, []), "date": "2026-04-02"},
-        {**_rec("FT-3", "fatura", "FT-3", {"tutar": "3.000 TL"}, [], module="finance"), "date": "2026-04-12"},
-        {**_rec("FT-0", "fatura", "FT-0", {"tutar": "500 TL"}, []), "date": "2026-01-05"},
+        _rec("FT-1", "fatura", "FT-1", {"tutar": "1.000 TL"}, [], date="2026-03-01"),
+        _rec("FT-2", "fatura", "FT-2", {"tutar": "2.000 TL"}, [], date="2026-04-09"),
+        _rec("FT-2", "fatura", "FT-2", {"tutar": "2.500 TL"}, [], date="2026-04-02"),
+        _rec("FT-3", "fatura", "FT-3", {"tutar": "3.000 TL"}, [], module="finance", date="2026-04-12"),
+        _rec("FT-0", "fatura", "FT-0", {"tutar": "500 TL"}, [], date="2026-01-05"),
     ])
     r = recall("En son kesilen fatura hangisi?", workspace="a", member="u1",
                now=datetime(2026, 4, 15, tzinfo=timezone.utc), store=writer.store, embedder=writer.embedder)
@@ -906,7 +906,7 @@ def test_a_fact_stated_after_the_question_moment_ranks_last(writer) -> None:  # 
     whatever `now`: the later version is current and the one asked for is "earlier".)"""
     _write_lines(writer, [
         _rec("R-1", "order", "R-1", {"durum": "hazırlanıyor"}, []),
-        {**_rec("R-1", "order", "R-1", {"durum": "teslim edildi"}, []), "date": "2026-12-01"},
+        _rec("R-1", "order", "R-1", {"durum": "teslim edildi"}, [], date="2026-12-01"),
     ])
     r = recall("R-1 siparişinin durumu nedir?", workspace="a", member="u1", now=NOW,
                store=writer.store, embedder=writer.embedder)
@@ -951,9 +951,9 @@ def test_a_period_listing_lifts_the_records_of_the_kind_it_asks_for(writer) -> N
     named in English, no word shared with the question) ranks above the month's bookings,
     whose notes share the question's words. (Fails without rank's "kind" part.)"""
     _write_lines(writer, [
-        {**_rec(f"B-{i}", "booking", f"B-{i}", {"not": "ekimde gelen misafir"}, []), "date": f"2026-10-0{i}"}
+        _rec(f"B-{i}", "booking", f"B-{i}", {"not": "ekimde gelen misafir"}, [], date=f"2026-10-0{i}")
         for i in range(1, 4)] + [
-        {**_rec("C-9", "complaint", "C-9", {"konu": "klima arızalı"}, []), "date": "2026-10-05"}])
+        _rec("C-9", "complaint", "C-9", {"konu": "klima arızalı"}, [], date="2026-10-05")])
     r = recall("Ekimde gelen şikayetler nelerdi?", workspace="a", member="u1", now=NOW,
                store=writer.store, embedder=writer.embedder)
     records = [f for f in r.trace.rank.facts if f.origin == "record"]
@@ -989,8 +989,8 @@ def test_a_question_listing_a_period_is_not_anchored_by_meaning(writer) -> None:
     not what the nearest facts are about, so no anchor is taken by meaning (their paths
     crowded the month's orders out). (Fails when by_meaning anchors it.)"""
     _write_lines(writer, [_rec("C-3", "company", "Ege Mobilya", {}, [])] + [
-        {**_rec(f"SO-30{i}", "order", f"SO-30{i}", {"tutar": f"{i}0.000 TL"},
-                [{"rel": "placed_by", "kind": "company", "id": "C-3"}]), "date": date}
+        _rec(f"SO-30{i}", "order", f"SO-30{i}", {"tutar": f"{i}0.000 TL"},
+                [{"rel": "placed_by", "kind": "company", "id": "C-3"}], date=date)
         for i, date in enumerate(["2026-10-03", "2026-10-17", "2026-09-12"], start=1)])
     r = recall("Ekimde hangi siparişler geldi?", workspace="a", member="u1", now=NOW,
                store=writer.store, embedder=writer.embedder)

@@ -33,23 +33,29 @@ SELECT {_ENTITY_COLS}, e.key_upper AS code
  WHERE e.workspace_id = %(ws)s AND e.key_upper = ANY(%(codes)s)
  ORDER BY e.entity_id"""
 
+# The subject entities of the current records, a few for each of a list of values, that a
+# condition on a record memory `m` and the value `v.value` picks, in the order given.
+def _records_per_value(picks: str, order: str, limit: int) -> str:
+    return f"""
+SELECT {_ENTITY_COLS}, v.value
+  FROM unnest(%(values)s::text[]) AS v(value)
+  CROSS JOIN LATERAL (
+      SELECT me.entity_id FROM visible_memories m
+        JOIN memory_entities me ON me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id
+                               AND me.role = 'subject'
+       WHERE m.workspace_id = %(ws)s AND m.origin = 'record' AND m.valid_to IS NULL AND {picks}
+       ORDER BY {order} LIMIT {limit}) x
+  JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = x.entity_id
+ ORDER BY v.value, e.entity_id"""
+
+
 # The current records that state an amount or a day the question gives ("33.600 TL'lik
 # ödeme", "11 Haziran'daki duruşma" as 2026-06-11 or 11.06.2026): a few at most per value,
 # or it is too common to single anything out.
 AMOUNT_RECORDS = 3
 _DAY_FORM = re.compile(r"\d{4}-\d\d-\d\d|\d\d\.\d\d\.\d{4}")   # (question.day_forms)
-AMOUNTS_SQL = f"""
-SELECT {_ENTITY_COLS}, a.amount
-  FROM unnest(%(amounts)s::text[]) AS a(amount)
-  CROSS JOIN LATERAL (
-      SELECT me.entity_id FROM visible_memories m
-        JOIN memory_entities me ON me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id
-                               AND me.role = 'subject'
-       WHERE m.workspace_id = %(ws)s AND m.origin = 'record' AND m.valid_to IS NULL
-         AND m.fts @@ to_tsquery('simple', quote_literal(a.amount))
-       ORDER BY m.memory_id LIMIT {AMOUNT_RECORDS + 1}) x
-  JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = x.entity_id
- ORDER BY a.amount, e.entity_id"""
+AMOUNTS_SQL = _records_per_value("m.fts @@ to_tsquery('simple', quote_literal(v.value))", "m.memory_id",
+                                 AMOUNT_RECORDS + 1)
 
 NAMES_SQL = f"""
 SELECT DISTINCT ON (e.entity_id, n.name_key) {_ENTITY_COLS}, n.name_key
@@ -113,17 +119,7 @@ SELECT me.memory_id, {_ENTITY_COLS}
 
 # The newest current record of each of these kinds: what a question asking for the newest
 # of a kind and naming nothing ("En son kesilen fatura hangisi?") is about.
-NEWEST_SQL = f"""
-SELECT {_ENTITY_COLS}, k.kind
-  FROM unnest(%(kinds)s::text[]) AS k(kind)
-  CROSS JOIN LATERAL (
-      SELECT me.entity_id FROM visible_memories m
-        JOIN memory_entities me ON me.workspace_id = m.workspace_id AND me.memory_id = m.memory_id
-                               AND me.role = 'subject'
-       WHERE m.workspace_id = %(ws)s AND m.origin = 'record' AND m.kind = k.kind AND m.valid_to IS NULL
-       ORDER BY m.occurred_at DESC, m.memory_id DESC LIMIT 1) x
-  JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = x.entity_id
- ORDER BY k.kind, e.entity_id"""
+NEWEST_SQL = _records_per_value("m.kind = v.value", "m.occurred_at DESC, m.memory_id DESC", 1)
 
 # What the best recalled conversation turns are about: their speakers and the entities
 # they name (`from`, `about`, `mention`), and the records keyed by an identifier in their
@@ -244,7 +240,7 @@ def send_lookups(conn: Executor, q: Worded, *, workspace: str) -> Lookups:
     contains = (conn.execute(CONTAINS_ANY_SQL, {"ws": workspace, "forms": TextArray(forms), "tsq": _tsquery(forms)})
                 if forms else None)
     given = amounts(words) + day_forms(q.text, q.now)
-    stated = conn.execute(AMOUNTS_SQL, {"ws": workspace, "amounts": TextArray(given)}) if given else None
+    stated = conn.execute(AMOUNTS_SQL, {"ws": workspace, "values": TextArray(given)}) if given else None
     return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000, contains, stated)
 
 
@@ -426,7 +422,7 @@ def by_meaning(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, works
         node = _node(row[1:])
         found.setdefault(node.entity_id, Anchor(node, "meaning", "", round(0.4 - 0.05 * order[row[0]], 3)))
     anchors = tuple(list(found.values())[: cfg.meaning_anchors])
-    return AnchorStep(anchors, step.kinds, step.near_misses, step.ms + (time.perf_counter() - t0) * 1000)
+    return replace(step, anchors=anchors, ms=step.ms + (time.perf_counter() - t0) * 1000)
 
 
 def by_newest(conn: Executor, step: AnchorStep, kind_names: tuple[str, ...], *, workspace: str) -> AnchorStep:
@@ -438,10 +434,9 @@ def by_newest(conn: Executor, step: AnchorStep, kind_names: tuple[str, ...], *, 
     if step.anchors or not kinds:
         return step
     t0 = time.perf_counter()
-    rows = conn.execute(NEWEST_SQL, {"ws": workspace, "kinds": TextArray(kinds)}).fetchall()
+    rows = conn.execute(NEWEST_SQL, {"ws": workspace, "values": TextArray(kinds)}).fetchall()
     anchors = {int(r[0]): Anchor(_node(r), "newest", str(r[4]), 0.6) for r in rows}
-    return AnchorStep(tuple(anchors.values()), step.kinds, step.near_misses,
-                      step.ms + (time.perf_counter() - t0) * 1000, step.named_at)
+    return replace(step, anchors=tuple(anchors.values()), ms=step.ms + (time.perf_counter() - t0) * 1000)
 
 
 def by_what_was_said(conn: Executor, step: AnchorStep, hits: tuple[Hit, ...], *, workspace: str,

@@ -135,10 +135,6 @@ def kinds_named(kind_names: tuple[str, ...], q: Question, named_at: Collection[i
     it was anchored by ("akreditifin tutarı": a store's "akreditif"; "beyannamedeki":
     "gumruk_beyannamesi"), as canonical kinds: kinds are an open vocabulary, and no lexicon
     holds every business's words."""
-    if not kind_names:
-        return frozenset()
-    # (a word the lexicon reads as a kind has said what it asks: "faturası" is an invoice,
-    # not also a store's "tedarikci_faturasi"; "account manager" not a "customer_account")
     return frozenset(k for _, k in _store_kinds_at(kind_names, q, named_at))
 
 
@@ -146,6 +142,8 @@ def _store_kinds_at(kind_names: tuple[str, ...], q: Question, named_at: Collecti
     """(word position, canonical kind) of the store's kinds the question says (kinds_named)."""
     if not kind_names:
         return []
+    # (a word the lexicon reads as a kind has said what it asks: "faturası" is an invoice,
+    # not also a store's "tedarikci_faturasi"; "account manager" not a "customer_account")
     known = {k for i, j, _ in tx.kind_spans(q.info.text) for k in range(i, j)}
     at: dict[str, int] = {}   # each form of the question's words -> the first word holding it
     for i, w in enumerate(q.words):

@@ -71,7 +71,7 @@ def amounts(words: tuple[str, ...]) -> tuple[str, ...]:
 
 # Words asking for the newest of something ("en son kesilen fatura", "the latest invoice");
 # a period ("son 7 gün", "last week") is read as a period instead.
-_LATEST = re.compile(r"\b(?:en son|son|sonuncu|latest|most recent|newest|last)\b")
+_LATEST = re.compile(r"\b(?:son|sonuncu|latest|most recent|newest|last)\b")
 
 # Verbs of paying ask for the payment ("ne kadar yatırdılar", "ödediler mi", "did they pay"),
 # matched by their suffix-stripped forms (text.stem_candidates: "yatırdılar" -> yatır).

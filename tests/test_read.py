@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brain import text as tx
-from brain.db import IntArray, Store
+from brain.db import IntArray, Store, TextArray
 from brain.read import HYBRID, VECTOR_ONLY, recall
 from brain.read.anchors import find_anchors
 from brain.read.question import analyse
@@ -381,7 +381,8 @@ def test_an_anchors_conversation_is_read_from_its_newest_turns(writer) -> None: 
                 "SELECT (websearch_to_tsquery('turkish', %s) || websearch_to_tsquery('english', %s))::text",
                 (word, word)).fetchone()[0]
             rows = [r for r in conn.execute(node_facts_sql(counted), {
-                "ws": "a", "nodes": IntArray([]), "anchors": IntArray([company]), "ends": IntArray([]), "tsq": tsq})
+                "ws": "a", "nodes": IntArray([]), "anchors": IntArray([company]), "ends": IntArray([]), "tsq": tsq,
+                "coded": IntArray([]), "code_queries": TextArray([])})
                 if r[2] == "about"]
             return {day_of[r[1]] for r in rows}, {r[3] for r in rows}
 
@@ -782,6 +783,34 @@ def test_a_field_naming_a_code_is_walked_as_a_relation_under_the_rule(writer) ->
                now=NOW, store=writer.store, embedder=writer.embedder)
     assert not any(h.rel == "konu" for p in r.trace.paths.paths for h in p.hops), r.trace.paths.paths
     assert "7.450" not in r.to_json()
+
+
+def test_a_turn_naming_a_walked_records_code_and_a_question_word_is_lifted(writer) -> None:  # type: ignore[no-untyped-def]
+    """"Ağaçlı Tekstil'in davasında karşı taraf sulh için ne teklif etti?" names the client;
+    the walk reaches its case "2026/233 E. …", and the e-mail offering the settlement names
+    the case by that number only (FORMAT.md: a message links to no synced record). The turn
+    holding the code and a word of the question is lifted as one that names a path node; one
+    naming the code alone is not, nor is one the asker may not read. (Fails without the
+    "mentioned" part of the node facts.)"""
+    msg = {"type": "message", "workspace": "a", "module": "sales", "channel": "e-posta", "thread": "t-9",
+           "from": "Av. Tarık Bozkurt"}
+    _write_lines(writer, [
+        _rec("MV-2", "muvekkil", "Ağaçlı Tekstil Ltd. Şti.", {"vergi_no": "0120459876"}, []),
+        _rec("DAVA-4", "dava", "2026/233 E. Ağaçlı Tekstil - Kuzey Kumaş", {"esas_no": "2026/233 E."},
+             [{"rel": "muvekkili", "kind": "muvekkil", "id": "MV-2"}]),
+        {**msg, "id": "em-1", "date": "2026-09-10T15:30:00+03:00",
+         "text": "2026/233 E. sayılı dosyada 85.000 TL ödeme karşılığında sulh teklif ediyoruz."},
+        {**msg, "id": "em-2", "date": "2026-09-11T09:00:00+03:00", "text": "2026/233 E. duruşması ertelendi."},
+        {**msg, "id": "em-3", "date": "2026-09-12T09:00:00+03:00", "module": "finance",
+         "text": "2026/233 E. için sulh teklifimiz 95.000 TL olabilir."},
+    ])
+    r = recall("Ağaçlı Tekstil'in davasında karşı taraf sulh için ne teklif etti?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    lifted = {f.text for f in r.trace.rank.facts if "names a path node's code" in f.why}
+    assert any("85.000 TL" in t for t in lifted), [(f.text, f.why) for f in r.trace.rank.facts]
+    assert not any("ertelendi" in t for t in lifted), lifted
+    assert "85.000 TL" in r.context
+    assert "95.000" not in r.to_json()
 
 
 def test_a_records_name_says_what_it_is(writer) -> None:  # type: ignore[no-untyped-def]

@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from brain import text as tx
-from brain.db import IntArray
+from brain.db import IntArray, TextArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
+from brain.read.recall import websearch_term
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
 from brain.wire import Executor
 
@@ -145,10 +146,26 @@ SELECT * FROM (
               AND m.valid_to IS NULL
             ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
                      m.occurred_at DESC, me.memory_id DESC
+            LIMIT 4) x)
+    UNION ALL
+    -- conversation that names a walked record by its code and holds a word of the question
+    -- ("2026/233 E. sayılı dosyada ... sulh teklif ediyoruz"): FORMAT.md links a message to
+    -- no synced record, its code meets the record at query time, through text; the question
+    -- named the record's client, not the code, so the keyword leg could not. (Without a
+    -- word of the question, every turn about a case would crowd out what was asked.)
+    (SELECT c.entity_id, x.memory_id, 'mentioned', 1
+       FROM unnest(%(coded)s::bigint[], %(code_queries)s::text[]) AS c(entity_id, query)
+       CROSS JOIN LATERAL (
+           SELECT m.memory_id
+             FROM visible_memories m
+            WHERE m.workspace_id = %(ws)s AND m.origin <> 'record'
+              AND m.fts @@ (websearch_to_tsquery('turkish', c.query) || websearch_to_tsquery('english', c.query))
+              AND m.fts @@ %(tsq)s::tsquery
+            ORDER BY ts_rank(m.fts, %(tsq)s::tsquery) DESC, m.occurred_at DESC, m.memory_id DESC
             LIMIT 4) x)) u"""
 # A node fact's part, numbered from 1 in this order (the order node facts come in).
-_ROLES = ("subject", "about", "attached")
-_SUBJECT, _ABOUT, _ATTACHED = (_ROLES.index(r) + 1 for r in ("subject", "about", "attached"))
+_ROLES = ("subject", "about", "attached", "mentioned")
+_SUBJECT, _ABOUT, _ATTACHED, _MENTIONED = (_ROLES.index(r) + 1 for r in _ROLES)
 _PART = "array_position(ARRAY[" + ", ".join(f"'{r}'" for r in _ROLES) + "], u.role)"
 
 
@@ -240,7 +257,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         params.update({"nodes": IntArray(node_weight), "anchors": IntArray(anchor_ids),
                        "ends": IntArray([n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids),
                        # the keyword leg's query (its rare words; None when it kept none)
-                       "tsq": recall.tsquery or None})
+                       "tsq": recall.tsquery or None, **_coded(paths, node_weight, q)})
     # binary: ids, times and numbers come back as values, not text for Python to parse
     sent = (conn.execute(CANDIDATES_WITH_NODES_SQL if with_nodes else CANDIDATES_SQL, params, binary=True)
             if why or with_nodes else None)
@@ -254,6 +271,8 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
                 mid = r[0]
                 if part == _ATTACHED:
                     add(mid, "attached to answer node", 0.3 * node_weight.get(eid, 0.5))
+                elif part == _MENTIONED:
+                    add(mid, "names a path node's code", MENTIONED_WEIGHT * node_weight.get(eid, 0.5))
                 elif part == _SUBJECT:
                     add(mid, "answer node" if eid in end_nodes else "anchor" if eid in anchor_ids else "path node",
                         node_weight.get(eid, 0.5))
@@ -361,6 +380,32 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     facts = _mark_earlier(facts, restated, replaced_by, stated_later)
     ordered = _order(facts)
     return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
+
+
+
+# The lift of a turn that names a walked record's code, against the record's own weight
+# (an end node's 1.0, a path node's 0.6).
+MENTIONED_WEIGHT = 0.6
+_CODED_NODES = 6   # walked records whose codes are looked for in conversation, at most
+
+
+def _coded(paths: PathStep, node_weight: dict[int, float], q: Question) -> dict[str, Any]:
+    """The walked records (anchors, the best paths' nodes) whose key or name holds a code
+    the question does not: each code as the keyword leg would ask for it."""
+    asked = {c.upper() for c in q.codes}
+    ids: list[int] = []
+    queries: list[str] = []
+    for eid, _ in sorted(node_weight.items(), key=lambda kv: -kv[1]):
+        node = paths.nodes.get(eid)
+        if node is None:
+            continue
+        found = [c for c in dict.fromkeys(tx.codes(f"{node.key or ''} {node.name or ''}")) if c not in asked]
+        for c in found:
+            ids.append(eid)
+            queries.append(websearch_term(c.lower()))
+        if len({*ids}) >= _CODED_NODES:
+            break
+    return {"coded": IntArray(ids), "code_queries": TextArray(queries)}
 
 
 _FACT_FIELDS = tuple(f.name for f in dataclasses.fields(Fact))

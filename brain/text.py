@@ -685,13 +685,20 @@ def canonical_kind(kind: str) -> str:
 @lru_cache(maxsize=8192)
 def word_forms(word: str) -> frozenset[str]:
     """A word's folded forms for matching it with another's (a relation's name with a
-    question's words): the word, its bases with Turkish suffixes stripped ("şefine" ->
-    şefi, şef), an English word's base ("carries" -> carri) and its five-letter stem, which
+    question's words): its close forms (`close_word_forms`) and its five-letter stem, which
     meets the verb forms the suffix walk leaves ("çalıştığı", "calisir" -> calis; "manager",
     "managed" -> manag). Forms under three letters say too little."""
+    return close_word_forms(word) | {st for st in stems(word) if len(st) >= 3}
+
+
+@lru_cache(maxsize=8192)
+def close_word_forms(word: str) -> frozenset[str]:
+    """A word's folded forms but its five-letter stem: the word, its bases with Turkish
+    suffixes stripped ("şefine" -> şefi, şef) and an English word's base ("carries" ->
+    carri). Two words sharing one of these are one word inflected; sharing only the stem,
+    they may be two ("sigortalı", the insured, and "sigorta", insurance: sigor)."""
     forms = {f for f in _folded_candidates(word) if len(f) >= 3}
     forms.update(base for f in tuple(forms) if f.isascii() and len(base := _english_base(f)) >= 3)
-    forms.update(st for st in stems(word) if len(st) >= 3)
     return frozenset(forms)
 
 

@@ -1130,6 +1130,39 @@ def test_a_question_names_a_relation_in_any_language(relation: str, question: st
     assert relation in rels_named((relation, "works_at", "bills"), analyse(question, NOW))
 
 
+@pytest.mark.parametrize("question, relations, named", [
+    # the insured, not the insurer: "sigortalı" meets "sigorta" only by its five-letter stem
+    ("POL-1 poliçesinin sigortalısı kim?", ("sigortali", "sigorta_sirketi", "temsilci"), {"sigortali"}),
+    ("POL-1 poliçesinin sigorta şirketi hangisi?", ("sigortali", "sigorta_sirketi", "temsilci"), {"sigorta_sirketi"}),
+    # a verb form the suffix walk leaves still meets its relation by the stem
+    ("Ayşe'nin çalıştığı yer neresi?", ("calisir", "temsilci"), {"calisir"}),
+])
+def test_a_word_names_the_relation_it_meets_closely_not_one_its_stem_meets(question: str, relations: tuple,  # type: ignore[type-arg]
+                                                                            named: set) -> None:  # type: ignore[type-arg]
+    """(Fails when every relation a question word's stem meets counts as named.)"""
+    from brain.read.paths import rels_named
+
+    assert rels_named(relations, analyse(question, NOW)) == named
+
+
+def test_a_chains_last_kind_is_lifted_only_on_paths_through_the_kind_it_belongs_to(writer) -> None:  # type: ignore[no-untyped-def]
+    """"HSR-1 dosyasındaki anlaşmalı servisin yetkilisi": the person asked for is the
+    service's (its "yetkili" field), not the agent the claim's policy leads to, though the
+    agent is a person and the chain ends at one. (Fails when holding the chain's last kind
+    alone lifts a path: the agent's path is best.)"""
+    _write_lines(writer, [
+        _rec("T-1", "temsilci", "Elif Kaya", {"telefon": "0532 000 00 01"}, []),
+        _rec("POL-1", "police", "POL-1 Kasko", {"brans": "Kasko"}, [{"rel": "temsilci", "kind": "temsilci", "id": "T-1"}]),
+        _rec("SRV-1", "anlasmali_servis", "Tuzla Oto Kaporta", {"yetkili": "Recep Uysal"}, []),
+        _rec("HSR-1", "hasar_dosyasi", "HSR-1 Kasko hasarı", {"hasar_turu": "çarpışma"},
+             [{"rel": "police", "kind": "police", "id": "POL-1"}, {"rel": "servis", "kind": "anlasmali_servis", "id": "SRV-1"}]),
+    ])
+    r = recall("HSR-1 dosyasındaki anlaşmalı servisin yetkilisi kim?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    assert [h.rel for h in r.trace.paths.paths[0].hops] == ["servis"], r.trace.paths.paths
+    assert "Recep Uysal" in r.context
+
+
 @pytest.mark.parametrize("relation, role", [
     ("usta", "technician"), ("sorumlu_teknisyen", "technician"), ("temsilcisi", "account_manager"),
     ("account_manager", "account_manager"), ("bills", None),

@@ -507,6 +507,26 @@ KIND_WORDS: dict[str, str] = {
     "kargo": "shipment", "parcel": "shipment", "kargo firması": "supplier",
     "distribütör": "supplier", "distributor": "supplier",
     "marka": "brand", "brand": "brand",
+    # insurance
+    "sigorta şirketi": "insurer", "sigortacı": "insurer", "insurer": "insurer",
+    "insurance company": "insurer", "insurance carrier": "insurer",
+    "zeyil": "endorsement", "zeyilname": "endorsement", "endorsement": "endorsement",
+    "eksper": "adjuster", "loss adjuster": "adjuster", "claims adjuster": "adjuster", "adjuster": "adjuster",
+    # telecom and utilities (a subscriber is a customer)
+    "abonelik": "subscription", "abonman": "subscription", "subscription": "subscription",
+    "abone": "company", "subscriber": "company",
+    "tarife": "tariff", "tariff": "tariff",
+    "kesinti": "outage", "outage": "outage",
+    "modem": "device", "router": "device",
+    # health care, for people and for animals
+    "hasta": "patient", "patient": "patient", "hayvan": "patient", "evcil hayvan": "patient",
+    "pet": "patient", "animal": "patient",
+    "tedavi": "treatment", "muayene": "treatment", "treatment": "treatment", "examination": "treatment",
+    "aşı": "vaccination", "aşılama": "vaccination", "vaccination": "vaccination", "vaccine": "vaccination",
+    "reçete": "prescription", "prescription": "prescription",
+    "doktor": "doctor", "hekim": "doctor", "veteriner": "doctor", "veteriner hekim": "doctor",
+    "doctor": "doctor", "physician": "doctor", "vet": "doctor", "veterinarian": "doctor",
+    "tahlil": "lab_report", "lab result": "lab_report", "lab sonucu": "lab_report",
 }
 """Word (tr_lower, base form) → canonical entity kind, Turkish and English."""
 
@@ -522,7 +542,8 @@ KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "acc
                                  "guest": "person", "agency": "company", "producer": "supplier",
                                  "customs_broker": "company", "claim": "complaint", "work_order": "ticket",
                                  "student": "person", "teacher": "person", "guardian": "person",
-                                 "lawyer": "person", "installment": "payment"}
+                                 "lawyer": "person", "installment": "payment", "insurer": "company",
+                                 "adjuster": "person", "doctor": "person"}
 """A canonical kind → the broader kind it is one of: a question asking for a person is
 answered by a driver too, one asking for a company by a supplier."""
 

@@ -79,6 +79,12 @@ def test_record_code_anchors_as_code(demo_store: Store, embedder, demo_lines) ->
     ("Which supplier makes this product?", {"supplier", "product"}),
     ("Talebindeki kişinin telefonu", {"ticket", "person"}),
     ("Müşterinin son ödemesi", {"company", "payment"}),
+    # insurance, telecom, health care (people's and animals')
+    ("What's the claims hotline of the insurer behind claim HSR-1?", {"insurer", "claim"}),
+    ("Poliçenin sigorta şirketindeki zeyil ne zaman onaylandı?", {"policy", "insurer", "endorsement"}),
+    ("Abonenin modemi hangi tarihte kuruldu?", {"company", "device"}),
+    ("TAH-1 tahsilatı hangi hayvanın tedavisi için yapıldı?", {"payment", "patient", "treatment"}),
+    ("Which vet gave the pet its rabies vaccine?", {"doctor", "patient", "vaccination"}),
 ])
 def test_kind_words_in_both_languages(question: str, kinds: set) -> None:
     assert set(analyse(question, NOW).kinds) >= kinds
@@ -1161,6 +1167,26 @@ def test_a_chains_last_kind_is_lifted_only_on_paths_through_the_kind_it_belongs_
                now=NOW, store=writer.store, embedder=writer.embedder)
     assert [h.rel for h in r.trace.paths.paths[0].hops] == ["servis"], r.trace.paths.paths
     assert "Recep Uysal" in r.context
+
+
+def test_a_chains_last_kind_beside_the_kind_it_belongs_to_is_lifted(writer) -> None:  # type: ignore[no-untyped-def]
+    """"TKT-1 kaydındaki abonenin modemi": the store hangs the modem on the subscription,
+    beside the subscriber, not on the subscriber; the modem's path is still the answer.
+    (Fails when the chain's owner must lie on the path itself: the customer's path is best.)"""
+    _write_lines(writer, [
+        _rec("MUS-1", "musteri", "Selçuklu Matbaacılık", {"telefon": "0332 238 41 17"}, []),
+        _rec("MDM-1", "modem", "MDM-1", {"kurulum_tarihi": "2025-10-16"}, []),
+        _rec("BAY-1", "bayi", "Selçuklu Teknoloji Bayi", {}, []),
+        _rec("ABN-1", "abonelik", "ABN-1", {"durum": "aktif"},
+             [{"rel": "musteri", "kind": "musteri", "id": "MUS-1"}, {"rel": "cpe", "kind": "modem", "id": "MDM-1"},
+              {"rel": "satan_bayi", "kind": "bayi", "id": "BAY-1"}]),
+        _rec("TKT-1", "ticket", "TKT-1", {"subject": "bağlantı koptu"},
+             [{"rel": "subscription", "kind": "abonelik", "id": "ABN-1"}]),
+    ])
+    r = recall("TKT-1 kaydındaki abonenin modemi hangi tarihte kuruldu?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    assert [h.rel for h in r.trace.paths.paths[0].hops] == ["subscription", "cpe"], r.trace.paths.paths
+    assert "2025-10-16" in r.context
 
 
 @pytest.mark.parametrize("relation, role", [

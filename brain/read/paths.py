@@ -248,6 +248,8 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     # to a grower), the chains that hold the most of them walk one level on
     chain: dict[int, frozenset[str]] = {eid: r.concepts & asked for eid, r in reached.items()}
     one_chain = any(c >= asked for c in chain.values())
+    possessive = focus_kind(store_kinds_at, q, anchors.named_at)
+    owned = frozenset(possessive) if possessive is not None and possessive[1] is not None else None
     finishing = False
     rels_asked = rels_named(rel_names, q)
     taken: set[str] = set()
@@ -312,7 +314,11 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
             one_chain = one_chain or c >= asked
         taken |= {r.via.rel for r in kept if r.via is not None}
         if taken >= rels_asked:
-            if asked and covered >= asked:
+            # (a chain's last kind counts as reached once it is reached through the kind it
+            # belongs to: "sigortalı firmanın yetkilisi" is not the policy's agent, a person
+            # one hop from the policy, but the person the insured company leads to. Beside
+            # it, as paths are scored, would stop the walk at the agent.)
+            if asked and covered >= asked and (owned is None or any(c >= owned for c in chain.values())):
                 most = max((len(chain[r.node.entity_id]) for r in kept[: cfg.beam]), default=0)
                 if one_chain or finishing or hop == cfg.max_hops or most < 2:
                     stopped = "asked kinds reached" if not finishing else "asked kinds reached, one level on"
@@ -330,9 +336,8 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
             break
         frontier = walkers
 
-    chain = focus_kind(store_kinds_at, q, anchors.named_at)
-    focus = chain[0] if chain is not None else None
-    paths = _best_paths(reached, asked, q, rels_asked, chain)
+    focus = possessive[0] if possessive is not None else None
+    paths = _best_paths(reached, asked, q, rels_asked, possessive)
     nodes = {eid: r.node for eid, r in reached.items()}
     return PathStep(tuple(paths), nodes, tuple(levels), len(reached), stopped, (time.perf_counter() - t0) * 1000,
                     tuple(sorted(rels_asked & seen)), tuple(sorted(asked)), focus)
@@ -344,8 +349,21 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
 # context of the demo changed; ending at the focus instead of holding it cost a path the
 # hop beyond it (furniture: a hotel's installation's team chief, a relation after the last
 # kind word). Holding the focus alone lifted the policy's agent over the claim's service
-# for "dosyadaki servisin yetkilisi" (insurance, session 21).
+# for "dosyadaki servisin yetkilisi" (insurance, session 21); requiring the owner on the
+# path itself lost "abonenin modemi", a modem beside the customer (telecom).
 _FOCUS_BONUS = 0.5
+
+
+def _owners_from(reached: dict[int, _Reach], asked: set[str], owner: str | None) -> set[int]:
+    """The nodes of no kind the question says that a node of a chain's owner kind was
+    reached from: a focus reached from one of them stands beside its owner ("abonenin
+    modemi": the subscription leads to the customer and to the modem). (One reached from
+    a node the question names is that node's: in "dosyadaki servisin yetkilisi" the claim's
+    adjuster is a person beside the service, not the service's.)"""
+    if owner is None:
+        return set()
+    return {x.parent for x in reached.values()
+            if owner in x.concepts and x.parent is not None and asked.isdisjoint(reached[x.parent].concepts)}
 
 
 def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_asked: frozenset[str] = frozenset(),
@@ -354,6 +372,8 @@ def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_a
     them. A path ends at what is asked when its end is of an asked kind or its last hop is
     a relation the question names (the account manager it asks about)."""
     scored: list[Path] = []
+    owner = chain[1] if chain is not None else None
+    owners_from = _owners_from(reached, asked, owner)
     for eid, r in reached.items():
         if r.depth == 0:
             continue
@@ -371,9 +391,11 @@ def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_a
         end_asked = 0.0 if (asked.isdisjoint(r.concepts)
                             and (r.via is None or r.via.rel not in rels_asked)) else 1.0
         score = (len(covers) / max(1, len(asked))) + 0.5 * end_asked + 0.2 * rel_hits - 0.05 * len(hops) + 0.3 * r.score / (1 + r.score)
-        # (a person reached without the service the question says it belongs to is
-        # somebody else's: "servisin yetkilisi" is not the policy's agent)
-        if chain is not None and chain[0] in covers and (chain[1] is None or chain[1] in covers):
+        # (a person reached neither through nor beside the service the question says it
+        # belongs to is somebody else's: "servisin yetkilisi" is not the policy's agent)
+        if chain is not None and chain[0] in covers and (
+                owner is None or owner in covers
+                or any(chain[0] in reached[n].concepts and reached[n].parent in owners_from for n in nodes)):
             score += _FOCUS_BONUS
         scored.append(Path(tuple(nodes), tuple(hops), round(score, 4), covers, end_asked == 1.0))
     scored.sort(key=lambda p: -p.score)

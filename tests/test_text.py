@@ -254,7 +254,8 @@ def test_kind_words_are_canonical() -> None:
                  "customs_declaration", "letter_of_credit", "customs_broker", "claim", "policy",
                  "student", "teacher", "guardian", "enrollment", "installment", "payment_plan", "exam",
                  "route", "course_group", "lawsuit", "hearing", "lawyer", "power_of_attorney", "court",
-                 "counterparty", "return", "brand"}
+                 "counterparty", "return", "brand", "insurer", "endorsement", "adjuster", "subscription",
+                 "tariff", "outage", "patient", "treatment", "vaccination", "prescription", "doctor"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"

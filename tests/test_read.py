@@ -1189,6 +1189,24 @@ def test_a_chains_last_kind_beside_the_kind_it_belongs_to_is_lifted(writer) -> N
     assert "2025-10-16" in r.context
 
 
+def test_a_relation_all_of_whose_words_the_question_says_leads(writer) -> None:  # type: ignore[no-untyped-def]
+    """"firmasının yetkilisinin cep telefonu": the company's "yetkili" (every word of it
+    said), not its "muhasebe_yetkilisi" (the accounting contact: "muhasebe" unsaid).
+    (Fails when a relation counts as asked by any one of its words: the two tie.)"""
+    _write_lines(writer, [
+        _rec("K-1", "contact", "Hakan Demir", {"mobilephone": "0532 611 48 90"}, []),
+        _rec("K-2", "contact", "Gülşen Ersoy", {"mobilephone": "0530 218 64 37"}, []),
+        _rec("C-1", "company", "Demir Lojistik", {"vergi_no": "2710458832"},
+             [{"rel": "muhasebe_yetkilisi", "kind": "contact", "id": "K-2"},
+              {"rel": "yetkili", "kind": "contact", "id": "K-1"}]),
+        _rec("POL-1", "police", "POL-1 Trafik", {"brans": "Trafik"}, [{"rel": "sigortali", "kind": "company", "id": "C-1"}]),
+    ])
+    r = recall("POL-1 poliçesinin sigortalı firmasının yetkilisinin cep telefonu ne?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    by_rel = {p.hops[-1].rel: p.score for p in r.trace.paths.paths if len(p.hops) == 2}
+    assert by_rel["yetkili"] > by_rel["muhasebe_yetkilisi"] + 0.05, r.trace.paths.paths
+
+
 @pytest.mark.parametrize("relation, role", [
     ("usta", "technician"), ("sorumlu_teknisyen", "technician"), ("temsilcisi", "account_manager"),
     ("account_manager", "account_manager"), ("bills", None),

@@ -71,6 +71,11 @@ def _rel_asked(rel: str, q: Question) -> bool:
     return not _rel_stems(rel).isdisjoint(q.stems)
 
 
+def _rel_share(rel: str, q: Question) -> float:
+    stems = _rel_stems(rel)
+    return len(stems & q.stems) / len(stems) if stems else 0.0
+
+
 @functools.lru_cache(maxsize=4096)
 def _rel_stems(rel: str) -> frozenset[str]:
     """A relation's name as word stems ("billed_to" -> bill, to): a store has a few dozen
@@ -387,7 +392,9 @@ def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_a
         hops.reverse()
         nodes.reverse()
         covers = tuple(sorted({c for n in nodes for c in reached[n].concepts} & asked))
-        rel_hits = sum(1 for h in hops if _rel_asked(h.rel, q))
+        # each hop by the share of its relation's words the question says: "yetkilisinin"
+        # says all of "yetkili", half of "muhasebe_yetkilisi"
+        rel_hits = sum(_rel_share(h.rel, q) for h in hops)
         end_asked = 0.0 if (asked.isdisjoint(r.concepts)
                             and (r.via is None or r.via.rel not in rels_asked)) else 1.0
         score = (len(covers) / max(1, len(asked))) + 0.5 * end_asked + 0.2 * rel_hits - 0.05 * len(hops) + 0.3 * r.score / (1 + r.score)

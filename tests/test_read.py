@@ -1207,6 +1207,23 @@ def test_a_relation_all_of_whose_words_the_question_says_leads(writer) -> None: 
     assert by_rel["yetkili"] > by_rel["muhasebe_yetkilisi"] + 0.05, r.trace.paths.paths
 
 
+def test_a_path_going_on_along_the_relation_it_came_by_asks_nothing_more(writer) -> None:  # type: ignore[no-untyped-def]
+    """"HSR-1 dosyasının poliçesini kestiğimiz sigorta şirketindeki acente kodumuz": the
+    path ends at the insurer, not at another policy the insurer wrote (policy is asked, the
+    agency the question also names is never reached so the walk goes on, and the hop back
+    is "sigorta_sirketi" again). (Fails when a relation counts once per hop: the longer
+    path is best, and the insurer, its prefix, is dropped.)"""
+    _write_lines(writer, [
+        _rec("SS-1", "sigorta_sirketi", "Allianz Sigorta", {"acente_kodu": "ALZ-220945"}, []),
+        _rec("POL-1", "police", "POL-1 Kasko", {"brans": "Kasko"}, [{"rel": "sigorta_sirketi", "kind": "sigorta_sirketi", "id": "SS-1"}]),
+        _rec("POL-2", "police", "POL-2 Konut", {"brans": "Konut"}, [{"rel": "sigorta_sirketi", "kind": "sigorta_sirketi", "id": "SS-1"}]),
+        _rec("HSR-1", "hasar_dosyasi", "HSR-1 Cam hasarı", {"durum": "Kapandı"}, [{"rel": "police", "kind": "police", "id": "POL-1"}]),
+    ])
+    r = recall("HSR-1 dosyasının poliçesini kestiğimiz sigorta şirketindeki acente kodumuz ne", workspace="a",
+               member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
+    assert [h.rel for h in r.trace.paths.paths[0].hops] == ["police", "sigorta_sirketi"], r.trace.paths.paths
+
+
 @pytest.mark.parametrize("relation, role", [
     ("usta", "technician"), ("sorumlu_teknisyen", "technician"), ("temsilcisi", "account_manager"),
     ("account_manager", "account_manager"), ("bills", None),

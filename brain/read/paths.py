@@ -392,9 +392,10 @@ def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_a
         hops.reverse()
         nodes.reverse()
         covers = tuple(sorted({c for n in nodes for c in reached[n].concepts} & asked))
-        # each hop by the share of its relation's words the question says: "yetkilisinin"
-        # says all of "yetkili", half of "muhasebe_yetkilisi"
-        rel_hits = sum(_rel_share(h.rel, q) for h in hops)
+        # each relation by the share of its words the question says ("yetkilisinin" says
+        # all of "yetkili", half of "muhasebe_yetkilisi"), once: a path that goes on along
+        # the relation it came by (an insurer's other policies) asks nothing more
+        rel_hits = sum(_rel_share(rel, q) for rel in {h.rel for h in hops})
         end_asked = 0.0 if (asked.isdisjoint(r.concepts)
                             and (r.via is None or r.via.rel not in rels_asked)) else 1.0
         score = (len(covers) / max(1, len(asked))) + 0.5 * end_asked + 0.2 * rel_hits - 0.05 * len(hops) + 0.3 * r.score / (1 + r.score)

@@ -21,10 +21,9 @@ from typing import Any
 import numpy as np
 
 from brain import text as tx
-from brain.db import IntArray, TextArray
+from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
-from brain.read.recall import websearch_term
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
 from brain.wire import Executor
 
@@ -148,24 +147,27 @@ SELECT * FROM (
                      m.occurred_at DESC, me.memory_id DESC
             LIMIT 4) x)
     UNION ALL
-    -- conversation that names a walked record by its code and holds a word of the question
-    -- ("2026/233 E. sayılı dosyada ... sulh teklif ediyoruz"): FORMAT.md links a message to
-    -- no synced record, its code meets the record at query time, through text; the question
-    -- named the record's client, not the code, so the keyword leg could not. (Without a
-    -- word of the question, every turn about a case would crowd out what was asked.)
-    (SELECT c.entity_id, x.memory_id, 'mentioned', 1
-       FROM unnest(%(coded)s::bigint[], %(code_queries)s::text[]) AS c(entity_id, query)
+    -- the current records of what an answer node's own record links to, holding a word of
+    -- the question: what it asks may sit one step beyond the kinds it names ("modemi kuran
+    -- teknisyenin net maaşı": the technician's payroll record, which his record links to)
+    (SELECT a.entity_id, x.memory_id, 'beyond', 1
+       FROM unnest(%(ends)s::bigint[]) AS a(entity_id)
        CROSS JOIN LATERAL (
-           SELECT m.memory_id
-             FROM visible_memories m
-            WHERE m.workspace_id = %(ws)s AND m.origin <> 'record'
-              AND m.fts @@ (websearch_to_tsquery('turkish', c.query) || websearch_to_tsquery('english', c.query))
-              AND m.fts @@ %(tsq)s::tsquery
-            ORDER BY ts_rank(m.fts, %(tsq)s::tsquery) DESC, m.occurred_at DESC, m.memory_id DESC
-            LIMIT 4) x)) u"""
+           SELECT tm.memory_id
+             FROM memory_entities s
+             JOIN visible_memories sm ON sm.workspace_id = s.workspace_id AND sm.memory_id = s.memory_id
+             JOIN memory_entities l ON l.workspace_id = s.workspace_id AND l.memory_id = s.memory_id AND l.role = 'link'
+             JOIN memory_entities t ON t.workspace_id = l.workspace_id AND t.entity_id = l.entity_id AND t.role = 'subject'
+             JOIN visible_memories tm ON tm.workspace_id = t.workspace_id AND tm.memory_id = t.memory_id
+            WHERE s.workspace_id = %(ws)s AND s.entity_id = a.entity_id AND s.role = 'subject'
+              AND sm.valid_to IS NULL AND tm.valid_to IS NULL AND tm.fts @@ %(tsq)s::tsquery
+            ORDER BY ts_rank(tm.fts, %(tsq)s::tsquery) DESC, tm.memory_id DESC
+            LIMIT 4) x)
+
+) u"""
 # A node fact's part, numbered from 1 in this order (the order node facts come in).
-_ROLES = ("subject", "about", "attached", "mentioned")
-_SUBJECT, _ABOUT, _ATTACHED, _MENTIONED = (_ROLES.index(r) + 1 for r in _ROLES)
+_ROLES = ("subject", "about", "attached", "beyond")
+_SUBJECT, _ABOUT, _ATTACHED, _BEYOND = (_ROLES.index(r) + 1 for r in _ROLES)
 _PART = "array_position(ARRAY[" + ", ".join(f"'{r}'" for r in _ROLES) + "], u.role)"
 
 
@@ -179,7 +181,7 @@ def node_facts_sql(counted: int) -> str:
 
 # The node facts read inside the candidates statement: their memories join the candidates
 # on the server, and each candidate row carries what made it one, [part, entity, named]
-# per node fact in the order of node_facts_sql (part: _SUBJECT, _ABOUT, _ATTACHED).
+# per node fact in the order of node_facts_sql (part: _SUBJECT, _ABOUT, _ATTACHED, _BEYOND).
 # As two statements they cost an exchange between them, the server idle while this process
 # read the first one's rows and sent the second (~0.1-0.17 ms), and a second plan's start
 # and end (bench compare, 16 rounds: read path 5.3 -> 5.2 ms; LoCoMo, three runs: 6.2 ->
@@ -257,7 +259,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         params.update({"nodes": IntArray(node_weight), "anchors": IntArray(anchor_ids),
                        "ends": IntArray([n for n, w in end_nodes.items() if w >= 0.5] or anchor_ids),
                        # the keyword leg's query (its rare words; None when it kept none)
-                       "tsq": recall.tsquery or None, **_coded(paths, node_weight, q)})
+                       "tsq": recall.tsquery or None})
     # binary: ids, times and numbers come back as values, not text for Python to parse
     sent = (conn.execute(CANDIDATES_WITH_NODES_SQL if with_nodes else CANDIDATES_SQL, params, binary=True)
             if why or with_nodes else None)
@@ -271,8 +273,8 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
                 mid = r[0]
                 if part == _ATTACHED:
                     add(mid, "attached to answer node", 0.3 * node_weight.get(eid, 0.5))
-                elif part == _MENTIONED:
-                    add(mid, "names a path node's code", MENTIONED_WEIGHT * node_weight.get(eid, 0.5))
+                elif part == _BEYOND:
+                    add(mid, "beyond answer node", BEYOND_WEIGHT * node_weight.get(eid, 0.5))
                 elif part == _SUBJECT:
                     add(mid, "answer node" if eid in end_nodes else "anchor" if eid in anchor_ids else "path node",
                         node_weight.get(eid, 0.5))
@@ -294,6 +296,22 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         shared[r[0]] = common
         for st in common:
             df[st] += 1
+    if with_nodes:
+        # A turn naming a walked record by its code and holding a word of the question
+        # ("2026/233 E. sayılı dosyada ... sulh teklif ediyoruz", asked of the client whose
+        # case it is): FORMAT.md links a message to no synced record, its code meets the
+        # record at query time, through text, and the question named the client, not the
+        # code. (Without a word of the question, every turn about a case would crowd out
+        # what was asked. Sought in SQL among all turns, 0.26 ms a recall; among the
+        # candidates, nothing.)
+        coded = _coded(paths, node_weight, q)
+        if coded:
+            for r in rows:
+                if r[2] != "record" and shared[r[0]]:
+                    low = r[1].lower()
+                    for eid, code in coded:
+                        if code in low:
+                            add(r[0], "names a path node's code", MENTIONED_WEIGHT * node_weight.get(eid, 0.5))
     # A question word most candidates contain (the name of a party to every turn) tells
     # them apart least: each stem weighs by its rarity among the candidates (IDF).
     idf = {st: math.log(1 + len(rows) / (1 + df[st])) for st in q_stems}
@@ -383,29 +401,31 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
 
 
 
+# The lift of a record one step beyond an answer node (its own record links to it) that
+# holds a word of the question, against the node's weight.
+BEYOND_WEIGHT = 0.3
 # The lift of a turn that names a walked record's code, against the record's own weight
 # (an end node's 1.0, a path node's 0.6).
 MENTIONED_WEIGHT = 0.6
 _CODED_NODES = 6   # walked records whose codes are looked for in conversation, at most
 
 
-def _coded(paths: PathStep, node_weight: dict[int, float], q: Question) -> dict[str, Any]:
+def _coded(paths: PathStep, node_weight: dict[int, float], q: Question) -> list[tuple[int, str]]:
     """The walked records (anchors, the best paths' nodes) whose key or name holds a code
-    the question does not: each code as the keyword leg would ask for it."""
+    the question does not: (entity, the code in lower case)."""
     asked = {c.upper() for c in q.codes}
-    ids: list[int] = []
-    queries: list[str] = []
+    out: list[tuple[int, str]] = []
+    nodes = 0
     for eid, _ in sorted(node_weight.items(), key=lambda kv: -kv[1]):
         node = paths.nodes.get(eid)
         if node is None:
             continue
-        found = [c for c in dict.fromkeys(tx.codes(f"{node.key or ''} {node.name or ''}")) if c not in asked]
-        for c in found:
-            ids.append(eid)
-            queries.append(websearch_term(c.lower()))
-        if len({*ids}) >= _CODED_NODES:
+        found = [c for c in tx.codes(f"{node.key or ''} {node.name or ''}") if c not in asked]
+        out += [(eid, c.lower()) for c in found]
+        nodes += bool(found)
+        if nodes >= _CODED_NODES:
             break
-    return {"coded": IntArray(ids), "code_queries": TextArray(queries)}
+    return out
 
 
 _FACT_FIELDS = tuple(f.name for f in dataclasses.fields(Fact))

@@ -146,7 +146,7 @@ COMMON_SHARE = 0.05
 COMMON_CAP = 400
 
 
-def websearch_term(term: str) -> str:
+def _websearch(term: str) -> str:
     """One term in websearch syntax: a phrase quoted; an identifier also in its Turkish-I
     form, since stored text is lowered the Turkish way ("INV-7" is stored "ınv-7") while
     a question's identifiers are not ("INV-7" and "inv-7" both ask for "inv-7"). A word
@@ -165,7 +165,7 @@ def websearch_term(term: str) -> str:
 
 def text_query_params(q: Worded, workspace: str) -> dict[str, Any]:
     terms = [t for t in q.terms if t.replace('"', " ").strip()]
-    return {"ws": workspace, "terms": TextArray(terms), "queries": TextArray(websearch_term(t) for t in terms),
+    return {"ws": workspace, "terms": TextArray(terms), "queries": TextArray(_websearch(t) for t in terms),
             "floor": COMMON_FLOOR, "share": COMMON_SHARE, "cap": COMMON_CAP}
 
 

@@ -588,6 +588,8 @@ ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
     "sick": ("hasta", "rapor aldı", "sick", "ill"),
     "weight": ("ağırlık", "kilo", "weight"),
     "warranty": ("garanti", "warranty", "guarantee"),
+    "hours": ("kaçta", "çalışma saatleri", "mesai saatleri", "açılış saati", "what time", "opening hours",
+              "working hours", "business hours"),
 }
 """Concept → its surface words in both languages, used to widen a question."""
 

@@ -295,6 +295,8 @@ def test_expand_terms_crosses_languages() -> None:
     ("E-posta adresi", "email"),
     ("Vade tarihi ne zaman?", "due_date"),
     ("What is her salary?", "salary"),
+    ("Cumartesi kaçta açığız?", "hours"),   # a note says "çalışma saatleri 10:00-16:00"
+    ("What time do you open on Saturday?", "hours"),
 ])
 def test_expand_terms_touches_concept(question: str, concept: str) -> None:
     extra = expand_terms(question)

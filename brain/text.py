@@ -425,6 +425,8 @@ KIND_WORDS: dict[str, str] = {
     "şoför": "driver", "sürücü": "driver", "driver": "driver",
     "sözleşme": "contract", "kontrat": "contract", "contract": "contract", "agreement": "contract",
     "teklif": "quote", "fiyat teklifi": "quote", "quote": "quote", "quotation": "quote",
+    "offer": "quote", "offered": "quote", "yenileme teklifi": "quote", "renewal offer": "quote",
+    "renewal quote": "quote",
     "depo": "warehouse", "ambar": "warehouse", "warehouse": "warehouse", "depot": "warehouse",
     "proje": "project", "project": "project",
     "kurulum": "installation", "montaj": "installation", "installation": "installation",

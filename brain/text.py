@@ -514,6 +514,10 @@ KIND_WORDS: dict[str, str] = {
     "insurance company": "insurer", "insurance carrier": "insurer",
     "zeyil": "endorsement", "zeyilname": "endorsement", "endorsement": "endorsement",
     "eksper": "adjuster", "loss adjuster": "adjuster", "claims adjuster": "adjuster", "adjuster": "adjuster",
+    # an appraisal (of a flat, a damaged car) and its report
+    "ekspertiz": "appraisal", "ekspertiz raporu": "appraisal", "değerleme": "appraisal",
+    "değerleme raporu": "appraisal", "appraisal": "appraisal", "valuation": "appraisal",
+    "valuation report": "appraisal", "appraisal report": "appraisal",
     # telecom and utilities (a subscriber is a customer)
     "abonelik": "subscription", "abonman": "subscription", "subscription": "subscription",
     "abone": "company", "subscriber": "company",

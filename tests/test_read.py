@@ -86,6 +86,7 @@ def test_record_code_anchors_as_code(demo_store: Store, embedder, demo_lines) ->
     ("TAH-1 tahsilatı hangi hayvanın tedavisi için yapıldı?", {"payment", "patient", "treatment"}),
     ("Which vet gave the pet its rabies vaccine?", {"doctor", "patient", "vaccination"}),
     ("What did we offer Selin Aydın for her kasko renewal?", {"quote", "policy"}),
+    ("Gösterilen dairenin ekspertiz değeri ne çıktı?", {"appraisal"}),
 ])
 def test_kind_words_in_both_languages(question: str, kinds: set) -> None:
     assert set(analyse(question, NOW).kinds) >= kinds

@@ -514,6 +514,8 @@ KIND_WORDS: dict[str, str] = {
     "insurance company": "insurer", "insurance carrier": "insurer",
     "zeyil": "endorsement", "zeyilname": "endorsement", "endorsement": "endorsement",
     "eksper": "adjuster", "loss adjuster": "adjuster", "claims adjuster": "adjuster", "adjuster": "adjuster",
+    # real estate
+    "tapu": "title_deed", "title deed": "title_deed", "deed": "title_deed",
     # an appraisal (of a flat, a damaged car) and its report
     "ekspertiz": "appraisal", "ekspertiz raporu": "appraisal", "değerleme": "appraisal",
     "değerleme raporu": "appraisal", "appraisal": "appraisal", "valuation": "appraisal",

@@ -87,6 +87,7 @@ def test_record_code_anchors_as_code(demo_store: Store, embedder, demo_lines) ->
     ("Which vet gave the pet its rabies vaccine?", {"doctor", "patient", "vaccination"}),
     ("What did we offer Selin Aydın for her kasko renewal?", {"quote", "policy"}),
     ("Gösterilen dairenin ekspertiz değeri ne çıktı?", {"appraisal"}),
+    ("What are the ada/parsel numbers on the title deed of the flat?", {"title_deed"}),
 ])
 def test_kind_words_in_both_languages(question: str, kinds: set) -> None:
     assert set(analyse(question, NOW).kinds) >= kinds

@@ -516,6 +516,7 @@ KIND_WORDS: dict[str, str] = {
     "eksper": "adjuster", "loss adjuster": "adjuster", "claims adjuster": "adjuster", "adjuster": "adjuster",
     # real estate
     "tapu": "title_deed", "title deed": "title_deed", "deed": "title_deed",
+    "portföy": "listing", "ilan": "listing", "listing": "listing",
     # an appraisal (of a flat, a damaged car) and its report
     "ekspertiz": "appraisal", "ekspertiz raporu": "appraisal", "değerleme": "appraisal",
     "değerleme raporu": "appraisal", "appraisal": "appraisal", "valuation": "appraisal",

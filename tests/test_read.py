@@ -88,6 +88,7 @@ def test_record_code_anchors_as_code(demo_store: Store, embedder, demo_lines) ->
     ("What did we offer Selin Aydın for her kasko renewal?", {"quote", "policy"}),
     ("Gösterilen dairenin ekspertiz değeri ne çıktı?", {"appraisal"}),
     ("What are the ada/parsel numbers on the title deed of the flat?", {"title_deed"}),
+    ("Which listing is it for, and what is that listing's asking price?", {"listing"}),
 ])
 def test_kind_words_in_both_languages(question: str, kinds: set) -> None:
     assert set(analyse(question, NOW).kinds) >= kinds

@@ -922,7 +922,7 @@ def parse_period(question: str, now: datetime) -> Period | None:
 
     Turkish and English relative words (bugün, geçen ay, son 7 gün, this week, last
     year, past 30 days), month names with endings ("eylülde", "Ekim'de": the latest
-    such month not after now) and ISO dates. Weeks start on Monday; end is exclusive.
+    such month not after now, but next month's name reads as next month) and ISO dates. Weeks start on Monday; end is exclusive.
     When several match, the shortest span wins, then the earliest in the question.
     """
     if now.tzinfo is None:
@@ -1008,6 +1008,8 @@ def parse_period(question: str, now: datetime) -> Period | None:
                 first = i - 1
             elif year_hint is not None:
                 year = year_hint
+            elif month == now.month % 12 + 1:  # next month: "Haziran için" in May
+                year = now.year + (month == 1)
             else:  # the latest such month not after now
                 year = now.year if month <= now.month else now.year - 1
             add(first, j, _month_span(year, month, day0))

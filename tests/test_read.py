@@ -1257,6 +1257,27 @@ def test_a_record_one_step_beyond_the_answer_node_holding_a_question_word_is_lif
     assert "52.000" not in r.to_json()
 
 
+def test_a_period_after_the_question_moment_lifts_no_fact(writer) -> None:  # type: ignore[no-untyped-def]
+    """"Haziran için kaç araç istiyor?" asked in May names next June: no fact was stated then
+    yet, so the period scores none (read as last June, every fact of this year lost 0.4,
+    and the correction naming June ranked below last year's records). (Fails when a
+    period after `now` is scored.)"""
+    from datetime import datetime, timezone
+
+    may = datetime(2026, 5, 20, tzinfo=timezone.utc)
+    _write_lines(writer, [
+        _rec("FR-1", "firma", "Toros Turizm", {"vergi_no": "1112223334"}, [], date="2025-06-10"),
+        {"type": "message", "workspace": "a", "module": "sales", "channel": "email", "id": "em-1", "thread": "t-1",
+         "date": "2026-05-06T09:30:00+03:00", "from": "Hülya Tekin", "about": [{"kind": "firma", "id": "FR-1"}],
+         "text": "Bir düzeltme: Haziran için 6 değil 8 araç olacak."},
+    ])
+    r = recall("Toros Turizm Haziran için kaç araç istiyor?", workspace="a", member="u1", now=may,
+               store=writer.store, embedder=writer.embedder)
+    assert r.trace.question.period is not None and r.trace.question.period[1].startswith("2026-06-01")
+    assert all("period" not in f.parts for f in r.trace.rank.facts), [(f.text, f.parts) for f in r.trace.rank.facts]
+    assert "8 araç" in r.context
+
+
 @pytest.mark.parametrize("relation, role", [
     ("usta", "technician"), ("sorumlu_teknisyen", "technician"), ("temsilcisi", "account_manager"),
     ("account_manager", "account_manager"), ("bills", None),

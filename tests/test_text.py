@@ -351,7 +351,10 @@ def day(y: int, m: int, d: int, tz: timezone = UTC) -> datetime:
     ("eylül ayında", day(2026, 10, 15), day(2026, 9, 1), day(2026, 10, 1)),
     ("Ekim'de ne sipariş verdi?", day(2026, 10, 15), day(2026, 10, 1), day(2026, 11, 1)),
     ("ekimdeki faturalar", day(2026, 3, 1), day(2025, 10, 1), day(2025, 11, 1)),
-    ("kasım ayı", day(2026, 10, 15), day(2025, 11, 1), day(2025, 12, 1)),
+    ("kasım ayı", day(2026, 10, 15), day(2026, 11, 1), day(2026, 12, 1)),          # next month: ahead
+    ("Haziran için kaç araç istiyor?", day(2026, 5, 20), day(2026, 6, 1), day(2026, 7, 1)),
+    ("ocakta", day(2026, 12, 2), day(2027, 1, 1), day(2027, 2, 1)),
+    ("aralıkta", day(2026, 10, 15), day(2025, 12, 1), day(2026, 1, 1)),            # two months on: behind
     ("in September", day(2026, 10, 15), day(2026, 9, 1), day(2026, 10, 1)),
     ("September 2024", day(2026, 10, 15), day(2024, 9, 1), day(2024, 10, 1)),
     ("on 2026-09-05", day(2026, 10, 15), day(2026, 9, 5), day(2026, 9, 6)),

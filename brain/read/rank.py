@@ -323,7 +323,10 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     codes = [c.lower() for c in q.info.codes]
     beside: dict[int, tuple[int, ...]] = {}
     said = q.conversation
-    period = q.period
+    # (a period that begins after the question's moment, "Haziran için kaç araç istiyor?"
+    # in May, holds no fact yet: it says what the facts are about, not when they were
+    # stated, and lifts none of them)
+    period = q.period if q.period is not None and q.period.start <= q.now else None
     # (the weights as locals, and no conversions of values the binary rows already give as
     # int and float: the loop runs for every candidate, ~90 on LoCoMo)
     w_codes, w_said, w_meaning, w_stems = WEIGHTS["codes"], WEIGHTS["said"], WEIGHTS["meaning"], WEIGHTS["stems"]

@@ -1207,7 +1207,7 @@ def test_a_relation_all_of_whose_words_the_question_says_leads(writer) -> None: 
     r = recall("POL-1 poliçesinin sigortalı firmasının yetkilisinin cep telefonu ne?", workspace="a", member="u1",
                now=NOW, store=writer.store, embedder=writer.embedder)
     by_rel = {p.hops[-1].rel: p.score for p in r.trace.paths.paths if len(p.hops) == 2}
-    assert by_rel["yetkili"] > by_rel["muhasebe_yetkilisi"] + 0.05, r.trace.paths.paths
+    assert by_rel["yetkili"] > by_rel["muhasebe_yetkilisi"] + 0.02, r.trace.paths.paths
 
 
 def test_a_path_going_on_along_the_relation_it_came_by_asks_nothing_more(writer) -> None:  # type: ignore[no-untyped-def]
@@ -1276,6 +1276,26 @@ def test_a_period_after_the_question_moment_lifts_no_fact(writer) -> None:  # ty
     assert r.trace.question.period is not None and r.trace.question.period[1].startswith("2026-06-01")
     assert all("period" not in f.parts for f in r.trace.rank.facts), [(f.text, f.parts) for f in r.trace.rank.facts]
     assert "8 araç" in r.context
+
+
+def test_relations_saying_one_question_word_say_it_once(writer) -> None:  # type: ignore[no-untyped-def]
+    """"DST-1 arızasındaki projede kullanılan inverterin tedarikçisi": the path through
+    "uses_inverter" says "inverter" as well as "proje"; one through a purchase order's
+    "for_project" says "proje" again, which counts once. (Fails when relations count by
+    their own share alone: "for_project", all of it said, wins.)"""
+    _write_lines(writer, [
+        _rec("TED-1", "supplier", "Anadolu Solar Dağıtım", {"telefon": "0332 111 22 33"}, []),
+        _rec("TED-2", "supplier", "Güneş Ekipman", {"telefon": "0216 574 33 20"}, []),
+        _rec("INV-7", "product", "Huawei SUN2000-100KTL", {"guc": "100 kW"}, [{"rel": "supplied_by", "kind": "supplier", "id": "TED-2"}]),
+        _rec("PRJ-1", "project", "Karatay GES", {"kurulu_guc": "1 MWp"}, [{"rel": "uses_inverter", "kind": "product", "id": "INV-7"}]),
+        _rec("PO-1", "purchase_order", "PO-1", {"tutar": "84.000 TL"},
+             [{"rel": "for_project", "kind": "project", "id": "PRJ-1"}, {"rel": "vendor", "kind": "supplier", "id": "TED-1"}]),
+        _rec("DST-1", "ticket", "DST-1", {"subject": "inverter alarmı"}, [{"rel": "related_project", "kind": "project", "id": "PRJ-1"}]),
+    ])
+    r = recall("DST-1 arızasındaki projede kullanılan inverterin tedarikçisinin telefon numarası nedir?", workspace="a",
+               member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
+    assert [h.rel for h in r.trace.paths.paths[0].hops] == ["related_project", "uses_inverter", "supplied_by"], \
+        r.trace.paths.paths
 
 
 @pytest.mark.parametrize("relation, role", [

@@ -392,10 +392,15 @@ def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_a
         hops.reverse()
         nodes.reverse()
         covers = tuple(sorted({c for n in nodes for c in reached[n].concepts} & asked))
-        # each relation by the share of its words the question says ("yetkilisinin" says
-        # all of "yetkili", half of "muhasebe_yetkilisi"), once: a path that goes on along
-        # the relation it came by (an insurer's other policies) asks nothing more
-        rel_hits = sum(_rel_share(rel, q) for rel in {h.rel for h in hops})
+        # the question's words its relations say, each once: a path that goes on along the
+        # relation it came by (an insurer's other policies) asks nothing more, and two
+        # relations saying one word ("projede": related_project, for_project) say one
+        # ("kullanılan inverterin" also says uses_inverter's); among equals, by the share of
+        # each relation's words said ("yetkilisinin": all of "yetkili", half of
+        # "muhasebe_yetkilisi")
+        rels = {h.rel for h in hops}
+        said = {st for rel in rels for st in _rel_stems(rel) & q.stems}
+        rel_hits = len(said) + 0.25 * sum(_rel_share(rel, q) for rel in rels)
         end_asked = 0.0 if (asked.isdisjoint(r.concepts)
                             and (r.via is None or r.via.rel not in rels_asked)) else 1.0
         score = (len(covers) / max(1, len(asked))) + 0.5 * end_asked + 0.2 * rel_hits - 0.05 * len(hops) + 0.3 * r.score / (1 + r.score)

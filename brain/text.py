@@ -514,6 +514,11 @@ KIND_WORDS: dict[str, str] = {
     "insurance company": "insurer", "insurance carrier": "insurer",
     "zeyil": "endorsement", "zeyilname": "endorsement", "endorsement": "endorsement",
     "eksper": "adjuster", "loss adjuster": "adjuster", "claims adjuster": "adjuster", "adjuster": "adjuster",
+    # recruitment (a candidate, a worker placed, is a person)
+    "aday": "candidate", "candidate": "candidate", "applicant": "candidate",
+    "işe yerleştirme": "placement", "yerleştirme": "placement", "placement": "placement",
+    "pozisyon": "job", "iş ilanı": "job", "job": "job", "position": "job", "vacancy": "job",
+    "puantaj": "timesheet", "timesheet": "timesheet",
     # real estate
     "tapu": "title_deed", "title deed": "title_deed", "deed": "title_deed",
     "portföy": "listing", "ilan": "listing", "listing": "listing",
@@ -552,7 +557,7 @@ KIND_PARENTS: dict[str, str] = {"driver": "person", "technician": "person", "acc
                                  "customs_broker": "company", "claim": "complaint", "work_order": "ticket",
                                  "student": "person", "teacher": "person", "guardian": "person",
                                  "lawyer": "person", "installment": "payment", "insurer": "company",
-                                 "adjuster": "person", "doctor": "person"}
+                                 "adjuster": "person", "doctor": "person", "candidate": "person"}
 """A canonical kind → the broader kind it is one of: a question asking for a person is
 answered by a driver too, one asking for a company by a supplier."""
 

@@ -89,6 +89,8 @@ def test_record_code_anchors_as_code(demo_store: Store, embedder, demo_lines) ->
     ("Gösterilen dairenin ekspertiz değeri ne çıktı?", {"appraisal"}),
     ("What are the ada/parsel numbers on the title deed of the flat?", {"title_deed"}),
     ("Which listing is it for, and what is that listing's asking price?", {"listing"}),
+    ("FD-1 talebindeki puantajın çalışanı hangi pozisyonda çalışıyor?", {"ticket", "timesheet", "person", "job"}),
+    ("Which candidate was placed in the forklift position?", {"candidate", "job"}),
 ])
 def test_kind_words_in_both_languages(question: str, kinds: set) -> None:
     assert set(analyse(question, NOW).kinds) >= kinds

@@ -1300,6 +1300,23 @@ def test_relations_saying_one_question_word_say_it_once(writer) -> None:  # type
         r.trace.paths.paths
 
 
+def test_a_path_reaching_no_asked_kind_is_context_not_an_answer(writer) -> None:  # type: ignore[no-untyped-def]
+    """"How far can we lower the discount for Toros Turizm's June offer?" asks for a quote;
+    the store has none, and the best path (to the company's framework agreement) reaches no
+    asked kind: its end weighs half an answer's, so the note that answers is not crowded
+    out. (Fails when the best path's end weighs as an answer whatever it covers.)"""
+    _write_lines(writer, [
+        _rec("KA-7", "kurumsal_anlasma", "Toros Turizm 2026 çerçeve anlaşması", {"indirim_orani": "%18"}, []),
+        _rec("FR-1", "firma", "Toros Turizm", {"vergi_no": "1112223334"},
+             [{"rel": "anlasma", "kind": "kurumsal_anlasma", "id": "KA-7"}]),
+    ])
+    r = recall("How far can we lower the discount for Toros Turizm's June offer?", workspace="a", member="u1",
+               now=NOW, store=writer.store, embedder=writer.embedder)
+    assert "quote" in r.trace.paths.kinds_asked and not r.trace.paths.paths[0].covers, r.trace.paths
+    agreement = [f for f in r.trace.rank.facts if f.text.startswith("kurumsal_anlasma KA-7")]
+    assert agreement and all(f.parts["path"] <= 0.5 for f in agreement), [(f.text[:40], f.why, f.parts["path"]) for f in agreement]
+
+
 @pytest.mark.parametrize("relation, role", [
     ("usta", "technician"), ("sorumlu_teknisyen", "technician"), ("temsilcisi", "account_manager"),
     ("account_manager", "account_manager"), ("bills", None),

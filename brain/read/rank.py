@@ -240,6 +240,10 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         weights = [1.0 if p is top else
                    0.6 * (p.score / top.score) ** 2 * (len(p.covers) + 1) / (len(top.covers) + 1)
                    for p in best] if top else []
+        # (a question asking for kinds no path reached: the best path is only the nearest
+        # context, not an answer)
+        if top is not None and paths.kinds_asked and not top.covers:
+            weights = [0.5 * w for w in weights]
         for p, weight in zip(best, weights):
             for hop in p.hops:
                 add(hop.memory_id, "path evidence", weight)

@@ -71,11 +71,6 @@ def _rel_asked(rel: str, q: Question) -> bool:
     return not _rel_stems(rel).isdisjoint(q.stems)
 
 
-def _rel_share(rel: str, q: Question) -> float:
-    stems = _rel_stems(rel)
-    return len(stems & q.stems) / len(stems) if stems else 0.0
-
-
 @functools.lru_cache(maxsize=4096)
 def _rel_stems(rel: str) -> frozenset[str]:
     """A relation's name as word stems ("billed_to" -> bill, to): a store has a few dozen
@@ -379,6 +374,9 @@ def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_a
     scored: list[Path] = []
     owner = chain[1] if chain is not None else None
     owners_from = _owners_from(reached, asked, owner)
+    # each relation's question words and share of them said, once per walk (a walk reaches
+    # hundreds of nodes over a few dozen relations)
+    said_of: dict[str, tuple[frozenset[str], float]] = {}
     for eid, r in reached.items():
         if r.depth == 0:
             continue
@@ -399,8 +397,17 @@ def _best_paths(reached: dict[int, _Reach], asked: set[str], q: Question, rels_a
         # each relation's words said ("yetkilisinin": all of "yetkili", half of
         # "muhasebe_yetkilisi")
         rels = {h.rel for h in hops}
-        said = {st for rel in rels for st in _rel_stems(rel) & q.stems}
-        rel_hits = len(said) + 0.25 * sum(_rel_share(rel, q) for rel in rels)
+        said: set[str] = set()
+        share = 0.0
+        for rel in rels:
+            got = said_of.get(rel)
+            if got is None:
+                stems = _rel_stems(rel)
+                both = stems & q.stems
+                got = said_of[rel] = (both, len(both) / len(stems) if stems else 0.0)
+            said |= got[0]
+            share += got[1]
+        rel_hits = len(said) + 0.25 * share
         end_asked = 0.0 if (asked.isdisjoint(r.concepts)
                             and (r.via is None or r.via.rel not in rels_asked)) else 1.0
         score = (len(covers) / max(1, len(asked))) + 0.5 * end_asked + 0.2 * rel_hits - 0.05 * len(hops) + 0.3 * r.score / (1 + r.score)

@@ -163,7 +163,6 @@ SELECT * FROM (
               AND sm.valid_to IS NULL AND tm.valid_to IS NULL AND tm.fts @@ %(tsq)s::tsquery
             ORDER BY ts_rank(tm.fts, %(tsq)s::tsquery) DESC, tm.memory_id DESC
             LIMIT 4) x)
-
 ) u"""
 # A node fact's part, numbered from 1 in this order (the order node facts come in).
 _ROLES = ("subject", "about", "attached", "beyond")
@@ -203,6 +202,13 @@ CANDIDATES_WITH_NODES_SQL = _CANDIDATES.format(**_WITH_NODES)
 WEIGHTS = {"meaning": 0.30, "stems": 0.45, "recall": 0.30, "path": 0.80, "period": 0.5, "prior": 0.08,
            "codes": 0.35, "said": 0.25, "beside": 0.45, "answer": 0.40, "later": 1.0, "kind": 0.25}
 _BESIDE_DECAY = 0.6   # the lift of a turn two steps from a hit, against one right beside it
+# The lift of a record one step beyond an answer node (its own record links to it) that
+# holds a word of the question, against the node's weight.
+BEYOND_WEIGHT = 0.3
+# The lift of a turn that names a walked record's code, against the record's own weight
+# (an end node's 1.0, a path node's 0.6).
+MENTIONED_WEIGHT = 0.6
+_CODED_NODES = 6   # walked records whose codes are looked for in conversation, at most
 _ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its pull weakens
 
 
@@ -405,16 +411,6 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     facts = _mark_earlier(facts, restated, replaced_by, stated_later)
     ordered = _order(facts)
     return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
-
-
-
-# The lift of a record one step beyond an answer node (its own record links to it) that
-# holds a word of the question, against the node's weight.
-BEYOND_WEIGHT = 0.3
-# The lift of a turn that names a walked record's code, against the record's own weight
-# (an end node's 1.0, a path node's 0.6).
-MENTIONED_WEIGHT = 0.6
-_CODED_NODES = 6   # walked records whose codes are looked for in conversation, at most
 
 
 def _coded(paths: PathStep, node_weight: dict[int, float], q: Question) -> list[tuple[int, str]]:

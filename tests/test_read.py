@@ -167,6 +167,24 @@ def test_compact_respects_the_budget_and_dates_every_fact(demo_store, embedder, 
             assert re.search(r", (today|\d+(d|mo|y) old)[,)]", line.text), line.text   # its age
 
 
+@pytest.mark.parametrize("budget", [120, 400, 1000])
+def test_compact_drops_unrendered_only_what_would_not_fit(demo_store, embedder, demo_lines, monkeypatch,  # type: ignore[no-untyped-def]
+                                                          budget: int) -> None:
+    """compact() leaves out a fact whose line cannot fit before rendering it: the same
+    lines, count and dropped facts as rendering every fact and trying each."""
+    from brain.read import compact as compact_step
+
+    for q in ("Son siparişlerin durumu nedir?", "Which invoices are unpaid?", "Ahmet Bey ne yazdı?"):
+        r = recall(q, workspace=WS, member=_owner(demo_lines), now=NOW, store=demo_store, embedder=embedder,
+                   budget=budget)
+        t = r.trace
+        with monkeypatch.context() as m:
+            m.setattr(compact_step, "_costs_at_least", lambda *a: 0)
+            every = compact_step.compact(anchors=t.anchors, paths=t.paths, rank=t.rank, now=NOW, budget=budget)
+        assert (every.lines, every.tokens, every.dropped) == (t.compact.lines, t.compact.tokens, t.compact.dropped)
+        assert t.compact.dropped, "the budget left facts out"
+
+
 def test_vector_mode_is_plain_top_10(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
     r = recall("teslimat gecikti", workspace=WS, member=_owner(demo_lines), now=NOW, store=demo_store,
                embedder=embedder, config=VECTOR_ONLY)

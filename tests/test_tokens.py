@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brain.tokens import count_lines, count_tokens, fact_line_tokens, truncate_to_tokens
+from brain.tokens import count_lines, count_tokens, fact_line_bounds, fact_line_tokens, truncate_to_tokens
 
 
 @pytest.mark.parametrize(
@@ -86,6 +86,20 @@ def test_a_fact_line_counted_by_its_parts_is_counted_exactly(head: str, sender: 
     process): for any head, sender, text and tail, the same as the whole line's count."""
     line = f"{head}{sender}: {text}{tail}" if sender else f"{head}{text}{tail}"
     assert fact_line_tokens(head, sender, text, tail) == count_tokens(line + "\n")
+
+
+@settings(max_examples=600, deadline=None)
+@given(_HEADS, st.one_of(st.none(), _PIECES), _PIECES, _PIECES)
+def test_a_fact_line_is_bounded_without_its_tail(head: str, sender: str | None, text: str, stamp: str) -> None:
+    """compact() drops a fact that cannot fit before rendering its stamp, on the fewest
+    tokens its line may cost; it knows the line is not cut on the most: both must hold
+    for any stamp of the length allowed for."""
+    tail = f" ({stamp})"
+    bounds = fact_line_bounds(head, sender, text, len(tail.encode()))
+    if bounds is None:
+        return
+    n = fact_line_tokens(head, sender, text, tail)
+    assert bounds[0] <= n <= bounds[1]
 
 
 def test_fact_lines_of_the_demo_are_counted_exactly(demo_lines) -> None:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ import time
 from datetime import datetime
 
 from brain.read.trace import AnchorStep, CompactStep, ContextLine, Fact, Node, Path, PathStep, RankStep
-from brain.tokens import count_lines, fact_line_tokens, line_tokens, truncate_to_tokens
+from brain.tokens import count_lines, fact_line_bounds, fact_line_tokens, line_tokens, truncate_to_tokens
 
 _ID_RE = re.compile(r"\[(\d+)\]")
 MAX_LINE_SHARE = 0.35   # no single fact may take more than this share of the budget
@@ -50,9 +50,6 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
     the stamp that says where and when it comes from), what the line costs in a context
     (its exact count with the joining newline, see brain.tokens.line_tokens), and the
     parts it is counted by (None for a cut line, counted whole)."""
-    mark = ""
-    if f.earlier:
-        mark = "(earlier value" + (f", replaced by [{f.newer_id}]" if f.newer_id else "") + ") "
     stamp = f"{f.source}, {_day(f.occurred_at)}"
     if _day(f.confirmed_at) != _day(f.occurred_at):
         stamp += f", confirmed {_day(f.confirmed_at)}"
@@ -60,13 +57,12 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
     if f.expires_at is not None:
         stamp += f", expires {_day(f.expires_at)}"
     text = f.text
-    head = f"[{f.memory_id}] {mark}" if with_id else mark
+    head = _head(f, with_id)
     line = f"{head}{text} ({stamp})"
     # counted by its parts, the text's own count kept per process (brain.tokens): a
     # first-seen fact's text may already have been counted while the read waited
-    said = f.sender
-    parts: _Parts = ((head, said, text[len(said) + 2:], f" ({stamp})") if said and text.startswith(f"{said}: ")
-                     else (head, None, text, f" ({stamp})"))
+    said, body = _said(f)
+    parts: _Parts = (head, said, body, f" ({stamp})")
     n = fact_line_tokens(*parts)
     if max_tokens is not None and n > max_tokens:
         # the frame (id, mark, stamp) stays whole: the text gives way
@@ -75,6 +71,39 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
         line = f"{head}{text} ({stamp})"
         return line, line_tokens(line), None
     return line, n, parts
+
+
+def _head(f: Fact, with_id: bool) -> str:
+    mark = ""
+    if f.earlier:
+        mark = "(earlier value" + (f", replaced by [{f.newer_id}]" if f.newer_id else "") + ") "
+    return f"[{f.memory_id}] {mark}" if with_id else mark
+
+
+def _said(f: Fact) -> tuple[str | None, str]:
+    """A fact's sender and its text after "sender: " (None and the whole text when none)."""
+    said = f.sender
+    if said and f.text.startswith(f"{said}: "):
+        return said, f.text[len(said) + 2:]
+    return None, f.text
+
+
+# The most a line's stamp can hold besides its source, in UTF-8 bytes: " (", ", " and a
+# day, ", confirmed " and a day, ", " and an age, ", expires " and a day, ")".
+_STAMP_BYTES = 2 + 2 + 10 + 12 + 10 + 2 + 12 + 10 + 10 + 1
+
+
+def _costs_at_least(f: Fact, with_id: bool, cap: int) -> int:
+    """The fewest tokens `f`'s line can cost in a context, without rendering it (0 when
+    that is not known): most facts a full context leaves out are dropped on this alone.
+    Rendering them (their stamp, its count) was two thirds of this step: a context at
+    its budget still tried the ~18 facts after the last that fit, one by one. Only a line
+    known to be no longer than `cap` counts (a longer one is cut, and costs less)."""
+    said, body = _said(f)
+    bounds = fact_line_bounds(_head(f, with_id), said, body, len(f.source.encode()) + _STAMP_BYTES)
+    if bounds is None or bounds[1] > cap:
+        return 0
+    return bounds[0]
 
 
 def anchors_line(anchors: AnchorStep) -> str:
@@ -132,6 +161,9 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
             dropped.extend((g.memory_id, g.score) for g in facts[i:])
             break
         with_id = f.memory_id in cited
+        if not top_k and used + _costs_at_least(f, with_id, cap) > budget:
+            dropped.append((f.memory_id, f.score))   # (as push() would, rendered)
+            continue
         text, n, parts = _fact_parts(f, now, with_id=with_id)
         if n > cap and not top_k:
             text, n, parts = _fact_parts(f, now, max_tokens=cap, with_id=with_id)

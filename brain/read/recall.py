@@ -38,15 +38,15 @@ terms AS (
       FROM unnest(%(terms)s::text[], %(queries)s::text[]) WITH ORDINALITY AS t(term, query, ord)
 ), counted AS (
     SELECT t.ord, c.cfg, l.lexeme,
-           (SELECT coalesce(sum(n.memories), 0) FROM lexeme_counts n
-             WHERE n.workspace_id = %(ws)s AND n.lexeme = l.lexeme AND brain_module_readable(n.module)) AS df
+           (SELECT coalesce(sum(n.memories), 0) FROM readable_lexeme_counts n
+             WHERE n.workspace_id = %(ws)s AND n.lexeme = l.lexeme) AS df
       FROM terms t, unnest(ARRAY['turkish', 'english']::regconfig[]) AS c(cfg),
            unnest(tsvector_to_array(to_tsvector(c.cfg, t.term))) AS l(lexeme)
 ), word_df AS (
     SELECT ord, max(df) AS df FROM (SELECT ord, cfg, min(df) AS df FROM counted GROUP BY 1, 2) s GROUP BY 1
 ), total AS (
-    SELECT greatest(1, coalesce(sum(n.memories), 0)) AS n FROM lexeme_counts n
-     WHERE n.workspace_id = %(ws)s AND n.lexeme = '' AND brain_module_readable(n.module)
+    SELECT greatest(1, coalesce(sum(n.memories), 0)) AS n FROM readable_lexeme_counts n
+     WHERE n.workspace_id = %(ws)s AND n.lexeme = ''
 ), term_rows AS (
     SELECT t.ord, t.term, t.tq::text AS tq, coalesce(d.df, 0) AS df,
            ln(1 + (total.n + 0.5) / (coalesce(d.df, 0) + 0.5)) AS idf,
@@ -106,7 +106,9 @@ def hybrid_sql(k_text: int, k_vector: int, *, with_terms: bool = False) -> str:
     memory (its id NULL) carries the query (its text, and the words left to the vector
     leg), which the trace and rank read."""
     if with_terms:
-        tqs, idfs, tsq = "(SELECT tqs FROM kept)", "(SELECT idfs FROM kept)", "(SELECT tsq FROM kept)::tsquery"
+        # (the query cast once: `(SELECT tsq FROM kept)::tsquery` parsed its text again for
+        # every row the text leg ranks, ~0.09 ms a recall)
+        tqs, idfs, tsq = "(SELECT tqs FROM kept)", "(SELECT idfs FROM kept)", "(SELECT tsq::tsquery FROM kept)"
     else:
         tqs, idfs, tsq = "%(tqs)s::tsquery[]", "%(idfs)s::float8[]", "%(tsq)s::tsquery"
     text_leg = (_TEXT_LEG.format(k=int(k_text), k2=2 * int(k_text), tqs=tqs, idfs=idfs, tsq=tsq) if k_text > 0

@@ -17,7 +17,7 @@ from brain.errors import UnknownWorkspace
 from brain.read.anchors import by_meaning, by_newest, by_what_was_said, find_anchors, send_lookups
 from brain.read.compact import PATHS_SHOWN, anchors_line, compact, path_line
 from brain.read.config import HYBRID, RecallConfig
-from brain.read.paths import RELATION_NAMES_SQL, send_first_level, walk
+from brain.read.paths import RELATION_NAMES_SQL, send_first_level, send_hit_entities, walk
 from brain.read.question import Question, analyse, read_words
 from brain.read.rank import rank_facts
 from brain.read.recall import start_recall
@@ -142,6 +142,10 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
             first_level = send_first_level(conn, anchors.anchors, workspace=workspace, cfg=config,
                                            relations=binding.relations)
         rec = pending.finish()
+        # what the best hits name, which path search lifts a node for reaching: asked now,
+        # read when the walk starts
+        hit_entities = (send_hit_entities(conn, rec, workspace=workspace)
+                        if graph and binding.relations else None)
         # Work whose results later steps need, done while path search and rank wait for
         # the server (brain.wire: what is left is done when needed): rank splits every
         # candidate into stems, and the recalled hits are most candidates; compact counts
@@ -174,7 +178,8 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
                 levels = (first_level, send_first_level(conn, said, workspace=workspace, cfg=config,
                                                         relations=binding.relations)) if said else (first_level,)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
-                         first_level=levels, **(vocabulary.names() if vocabulary is not None else {}))
+                         first_level=levels, hit_entities=hit_entities,
+                         **(vocabulary.names() if vocabulary is not None else {}))
             # compact's lines of names and paths, counted while rank waits for the server
             if anchors.anchors:
                 conn.when_idle([partial(line_tokens, anchors_line(anchors))])

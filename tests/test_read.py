@@ -424,8 +424,9 @@ def test_an_anchors_conversation_is_read_from_its_newest_turns(writer) -> None: 
 
 def test_node_facts_read_inside_the_candidates_statement_are_those_of_their_own(demo_store: Store, embedder,  # type: ignore[no-untyped-def]
                                                                                demo_lines) -> None:
-    # Rank reads the node facts inside its candidates statement (CANDIDATES_WITH_NODES_SQL);
-    # each candidate must carry exactly the node facts the statement of their own
+    # Rank reads the node facts inside its candidates statement (CANDIDATES_WITH_NODES_SQL),
+    # but for the conversation about the anchors, read before the walk (ABOUT_SQL); each
+    # candidate must carry exactly the node facts the statement of their own
     # (node_facts_sql) gives for the same parameters, in its order, for every demo question
     # and a few askers. (Fails if a part, an entity, a count or their order differs, or if a
     # node fact's memory is not among the candidates.)
@@ -444,8 +445,8 @@ def test_node_facts_read_inside_the_candidates_statement_are_those_of_their_own(
 
     def capture(self, query, params=None, **kw):  # type: ignore[no-untyped-def]
         result = execute(self, query, params, **kw)
-        if query is rank.CANDIDATES_WITH_NODES_SQL:
-            sent.append((params, result))
+        if query is rank.CANDIDATES_WITH_NODES_SQL or query is rank.ABOUT_SQL:
+            sent.append((query, params, result))
         return result
 
     wire.Reader.execute = capture  # type: ignore[method-assign]
@@ -455,10 +456,17 @@ def test_node_facts_read_inside_the_candidates_statement_are_those_of_their_own(
             for question in questions:
                 sent.clear()
                 recall(question, workspace=WS, member=member, now=NOW, store=demo_store, embedder=embedder)
-                if not sent:
+                candidates = [(p, r) for query, p, r in sent if query is rank.CANDIDATES_WITH_NODES_SQL]
+                if not candidates:
                     continue
-                params, result = sent[0]
-                carried = {row[0]: [tuple(x) for x in row[16]] for row in result.fetchall() if row[16]}
+                params, result = candidates[0]
+                rows = result.fetchall()
+                carried = {row[0]: [tuple(x) for x in row[16]] for row in rows if row[16]}
+                for query, _, about in sent:
+                    if query is rank.ABOUT_SQL:
+                        for eid, mid, named in about.fetchall():
+                            assert mid in {row[0] for row in rows}, "a turn about an anchor is a candidate"
+                            carried[mid] = sorted([*carried.get(mid, []), (rank._ABOUT, eid, named)])
                 with demo_store.bound(WS, member=member, now=NOW, readonly=True) as (conn, _):
                     own = conn.execute(rank.node_facts_sql(rank.ABOUT_COUNTED), params).fetchall()
                 expected: dict[int, list[tuple[int, int, int]]] = {}

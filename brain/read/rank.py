@@ -25,7 +25,7 @@ from brain.db import IntArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question
 from brain.read.trace import AnchorStep, Fact, PathStep, RankStep, RecallStep
-from brain.wire import Executor
+from brain.wire import Executor, Rows
 
 # The candidates, and the turns beside the strongest recall hits ("seeds"): the few turns
 # just before and after each in its thread, the same day. An answer is often the reply to
@@ -103,14 +103,11 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
 # query are ranked by ts_rank, which costs far more than the match itself.
 ABOUT_COUNTED = 1000   # an anchor's newest turns read, at most (it pulls them as weakly beyond)
 
-_NODE_FACTS_ROWS = """
-SELECT * FROM (
-    (SELECT me.entity_id, me.memory_id, 'subject' AS role, 1 AS named
+_SUBJECT_ROWS = """    (SELECT me.entity_id, me.memory_id, 'subject' AS role, 1 AS named
        FROM unnest(%(nodes)s::bigint[]) AS n(entity_id)
        JOIN memory_entities me ON me.workspace_id = %(ws)s AND me.entity_id = n.entity_id AND me.role = 'subject'
-       JOIN visible_memories m ON m.workspace_id = me.workspace_id AND m.memory_id = me.memory_id)
-    UNION ALL
-    (SELECT a.entity_id, x.memory_id, 'about', x.n
+       JOIN visible_memories m ON m.workspace_id = me.workspace_id AND m.memory_id = me.memory_id)"""
+_ABOUT_ROWS = """    (SELECT a.entity_id, x.memory_id, 'about', x.n
        FROM unnest(%(anchors)s::bigint[]) AS a(entity_id)
        CROSS JOIN LATERAL (
            SELECT y.memory_id, y.n
@@ -134,9 +131,8 @@ SELECT * FROM (
                                             WHERE m.workspace_id = %(ws)s AND m.memory_id = y.memory_id)
                           ELSE 0 END DESC,
                      y.occurred_at DESC, y.memory_id DESC
-            LIMIT 8) x)
-    UNION ALL
-    (SELECT a.entity_id, x.memory_id, 'attached', 1
+            LIMIT 8) x)"""
+_ATTACHED_ROWS = """    (SELECT a.entity_id, x.memory_id, 'attached', 1
        FROM unnest(%(ends)s::bigint[]) AS a(entity_id)
        CROSS JOIN LATERAL (
            SELECT me.memory_id
@@ -145,12 +141,11 @@ SELECT * FROM (
               AND m.valid_to IS NULL
             ORDER BY CASE WHEN m.fts @@ %(tsq)s::tsquery THEN ts_rank(m.fts, %(tsq)s::tsquery) ELSE 0 END DESC,
                      m.occurred_at DESC, me.memory_id DESC
-            LIMIT 4) x)
-    UNION ALL
-    -- the current records of what an answer node's own record links to, holding a word of
-    -- the question: what it asks may sit one step beyond the kinds it names ("modemi kuran
-    -- teknisyenin net maaşı": the technician's payroll record, which his record links to)
-    (SELECT a.entity_id, x.memory_id, 'beyond', 1
+            LIMIT 4) x)"""
+# the current records of what an answer node's own record links to, holding a word of
+# the question: what it asks may sit one step beyond the kinds it names ("modemi kuran
+# teknisyenin net maaşı": the technician's payroll record, which his record links to)
+_BEYOND_ROWS = """    (SELECT a.entity_id, x.memory_id, 'beyond', 1
        FROM unnest(%(ends)s::bigint[]) AS a(entity_id)
        CROSS JOIN LATERAL (
            SELECT tm.memory_id
@@ -162,12 +157,15 @@ SELECT * FROM (
             WHERE s.workspace_id = %(ws)s AND s.entity_id = a.entity_id AND s.role = 'subject'
               AND sm.valid_to IS NULL AND tm.valid_to IS NULL AND tm.fts @@ %(tsq)s::tsquery
             ORDER BY ts_rank(tm.fts, %(tsq)s::tsquery) DESC, tm.memory_id DESC
-            LIMIT 4) x)
-) u"""
+            LIMIT 4) x)"""
 # A node fact's part, numbered from 1 in this order (the order node facts come in).
 _ROLES = ("subject", "about", "attached", "beyond")
 _SUBJECT, _ABOUT, _ATTACHED, _BEYOND = (_ROLES.index(r) + 1 for r in _ROLES)
 _PART = "array_position(ARRAY[" + ", ".join(f"'{r}'" for r in _ROLES) + "], u.role)"
+
+
+def _union(*parts: str) -> str:
+    return "\nSELECT * FROM (\n" + "\n    UNION ALL\n".join(parts) + "\n) u"
 
 
 def node_facts_sql(counted: int) -> str:
@@ -175,19 +173,38 @@ def node_facts_sql(counted: int) -> str:
     entity), reading at most `counted` of an anchor's newest turns (written into the text:
     under generic plans a LIMIT it cannot see is planned as if it kept most rows)."""
     # the parts in the order above, each in a fixed order (not the plan's)
-    return _NODE_FACTS_ROWS.replace("{counted}", str(int(counted))) + f"\nORDER BY {_PART}, 1, 2"
+    rows = _union(_SUBJECT_ROWS, _ABOUT_ROWS.replace("{counted}", str(int(counted))), _ATTACHED_ROWS, _BEYOND_ROWS)
+    return rows + f"\nORDER BY {_PART}, 1, 2"
 
 
-# The node facts read inside the candidates statement: their memories join the candidates
-# on the server, and each candidate row carries what made it one, [part, entity, named]
-# per node fact in the order of node_facts_sql (part: _SUBJECT, _ABOUT, _ATTACHED, _BEYOND).
+# The conversation about the anchors (the "about" part, as node_facts_sql reads it: entity,
+# memory, how many turns name the entity), a statement of its own: it needs only the
+# anchors and the keyword query, both known before path search walks, and the server reads
+# it while this process walks (run.py). Inside the candidates statement it was ~0.16 ms of
+# the server's work after the walk (demo and accounting questions, that statement alone).
+ABOUT_SQL = ("SELECT u.entity_id, u.memory_id, u.n FROM (\n"
+             + _ABOUT_ROWS.replace("{counted}", str(ABOUT_COUNTED)) + "\n) u\nORDER BY 1, 2")
+
+
+def send_about(conn: Executor, anchors: AnchorStep, recall: RecallStep, *, workspace: str) -> Rows | None:
+    """The conversation about `anchors` that best holds the question's keyword query, for
+    rank_facts (`about`): sent as soon as the anchors are known."""
+    ids = [a.node.entity_id for a in anchors.anchors]
+    return (conn.execute(ABOUT_SQL, {"ws": workspace, "anchors": IntArray(ids), "tsq": recall.tsquery or None})
+            if ids else None)
+
+
+# The node facts read inside the candidates statement (all but the "about" part, read
+# before: ABOUT_SQL): their memories join the candidates on the server, and each candidate
+# row carries what made it one, [part, entity, named] per node fact in the order of
+# node_facts_sql (part: _SUBJECT, _ATTACHED, _BEYOND).
 # As two statements they cost an exchange between them, the server idle while this process
 # read the first one's rows and sent the second (~0.1-0.17 ms), and a second plan's start
 # and end (bench compare, 16 rounds: read path 5.3 -> 5.2 ms; LoCoMo, three runs: 6.2 ->
 # 6.3, 6.1 -> 5.7, 6.6 -> 6.5 ms).
 _WITH_NODES = {
     "node_facts": "nf AS MATERIALIZED (\nSELECT u.*, " + _PART + " AS part FROM ("
-                  + _NODE_FACTS_ROWS.replace("{counted}", str(ABOUT_COUNTED)) + ") u\n), ",
+                  + _union(_SUBJECT_ROWS, _ATTACHED_ROWS, _BEYOND_ROWS) + ") u\n), ",
     "node_cand": " UNION SELECT nf.memory_id FROM nf",
     "node_cols": "nfa.why",
     "node_join": """
@@ -214,9 +231,11 @@ _ABOUT_SPECIFIC = 20   # conversation turns an anchor may be named in before its
 
 def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep,
                anchors: AnchorStep, paths: PathStep, *, workspace: str, cfg: RecallConfig,
-               then: Callable[[], object] | None = None) -> RankStep:
+               then: Callable[[], object] | None = None, about: Rows | None = None) -> RankStep:
     """Rank reads the read's last rows: `then`, if given, is called as soon as its last
-    statement is sent (run.py ends the transaction there, brain.wire.Reader.end)."""
+    statement is sent (run.py ends the transaction there, brain.wire.Reader.end).
+    `about`: the conversation about the anchors as `send_about` sent it (asked for here
+    when not given)."""
     t0 = time.perf_counter()
     why: dict[int, list[str]] = {}
     path_score: dict[int, float] = {}
@@ -263,7 +282,14 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     seeds = [h.memory_id for h in recall.fused[: cfg.beside_seeds]] if graph_mode else []
     params = {"ws": workspace, "ids": IntArray(why), "qv": qvec, "seeds": IntArray(seeds), "width": cfg.beside_width}
     with_nodes = graph_mode and bool(node_weight)
+    # the turns about an anchor, by memory: [part, entity, how many turns name it] each,
+    # merged below into the node facts the candidates statement gives (in its order)
+    about_of: dict[int, list[tuple[int, int, int]]] = {}
     if with_nodes:
+        for eid, mid, named in (about if about is not None
+                                else send_about(conn, anchors, recall, workspace=workspace)) or ():
+            about_of.setdefault(mid, []).append((_ABOUT, eid, named))
+        params["ids"] = IntArray([*why, *(m for m in about_of if m not in why)])
         # Records attached to an answer node (an account for a company) hold what the
         # question may ask one step beyond the kinds it names; best text matches first.
         params.update({"nodes": IntArray(node_weight), "anchors": IntArray(anchor_ids),
@@ -279,8 +305,11 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     if with_nodes:
         # each candidate's node facts (see _WITH_NODES), in node_facts_sql's order for it
         for r in rows:
-            for part, eid, named in r[16] or ():
-                mid = r[0]
+            mid = r[0]
+            found = r[16] or ()
+            if mid in about_of:
+                found = sorted([*map(tuple, found), *about_of[mid]])
+            for part, eid, named in found:
                 if part == _ATTACHED:
                     add(mid, "attached to answer node", 0.3 * node_weight.get(eid, 0.5))
                 elif part == _BEYOND:

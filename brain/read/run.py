@@ -19,7 +19,7 @@ from brain.read.compact import PATHS_SHOWN, anchors_line, compact, path_line
 from brain.read.config import HYBRID, RecallConfig
 from brain.read.paths import RELATION_NAMES_SQL, send_first_level, send_hit_entities, walk
 from brain.read.question import Question, analyse, read_words
-from brain.read.rank import rank_facts
+from brain.read.rank import rank_facts, send_about
 from brain.read.recall import start_recall
 from brain.read.trace import AnchorStep, PathStep, RankStep, Recall, RecallStep, Trace, VisibilityStep
 from brain.read.visibility import visibility_step
@@ -177,6 +177,9 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
             if first_level is not None:
                 levels = (first_level, send_first_level(conn, said, workspace=workspace, cfg=config,
                                                         relations=binding.relations)) if said else (first_level,)
+            # the conversation about the anchors, for rank: read by the server while this
+            # process walks
+            about = send_about(conn, anchors, rec, workspace=workspace)
             paths = walk(conn, q, anchors, rec, workspace=workspace, cfg=config, relations=binding.relations,
                          first_level=levels, hit_entities=hit_entities,
                          **(vocabulary.names() if vocabulary is not None else {}))
@@ -187,7 +190,9 @@ def _read(store: Store, question: str, qvec: np.ndarray, *, workspace: str, memb
         else:
             anchors = AnchorStep((), q.info.kinds, (), 0.0)
             paths = PathStep((), {}, (), 0, "not in this mode", 0.0)
+            about = None
         # rank sends the read's last statement: the transaction's COMMIT goes right behind
         # it, and the server ends the read while rank and compact work
-        ranked = rank_facts(conn, q, qvec, rec, anchors, paths, workspace=workspace, cfg=config, then=conn.end)
+        ranked = rank_facts(conn, q, qvec, rec, anchors, paths, workspace=workspace, cfg=config, then=conn.end,
+                            about=about)
     return q, anchors, rec, paths, ranked, vis

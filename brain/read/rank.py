@@ -543,6 +543,8 @@ def _mark_earlier(facts: list[Fact], restated: dict[int, list[int]],
 def _order(facts: list[Fact]) -> list[Fact]:
     """Best first; an earlier value right after the newer one, never before it."""
     newer = {f.memory_id: f.newer_id for f in facts if f.newer_id is not None}
+    if not newer:   # (most recalls: no earlier value among the facts, each is its own group)
+        return sorted(facts, key=lambda f: (-f.score, -f.occurred_at.timestamp()))
     # the newer value carries the best score of its group: each fact's score goes to
     # the newest value its chain reaches (cycles, which should not occur, stop the walk)
     group_best: dict[int, float] = {}

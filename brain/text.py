@@ -541,6 +541,9 @@ KIND_WORDS: dict[str, str] = {
     "doktor": "doctor", "hekim": "doctor", "veteriner": "doctor", "veteriner hekim": "doctor",
     "doctor": "doctor", "physician": "doctor", "vet": "doctor", "veterinarian": "doctor",
     "tahlil": "lab_report", "lab result": "lab_report", "lab sonucu": "lab_report",
+    # events and venues
+    "etkinlik": "event", "organizasyon": "event", "event": "event",
+    "mekan": "venue", "mekân": "venue", "venue": "venue", "event venue": "venue",
 }
 """Word (tr_lower, base form) → canonical entity kind, Turkish and English."""
 

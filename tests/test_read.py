@@ -804,6 +804,40 @@ def test_a_turkish_possessive_chain_asks_for_its_last_kind(writer) -> None:  # t
     assert "elif.sahin@okul.test" in r.context
 
 
+def test_an_english_possessive_chain_asks_for_its_first_kind(writer) -> None:  # type: ignore[no-untyped-def]
+    """"the contact person at the venue of the gala": the person asked for is the venue's,
+    two hops on from the customer named, not the customer's own contact one hop away; the
+    walk goes on until a chain holds both. (Fails without the English chain: the walk stops
+    at the venue and the customer's contact, and the venue's contact is not in the context.)"""
+    _write_lines(writer, [
+        _rec("KS-1", "kisi", "Pınar Akgül", {"telefon": "0532 740 18 36"}, []),
+        _rec("KS-2", "kisi", "Nur Demirtaş", {"telefon": "0533 265 41 09"}, []),
+        _rec("MUS-1", "musteri", "Egeli Yazılım A.Ş.", {"vergi_no": "3250471896"},
+             [{"rel": "yetkili", "kind": "kisi", "id": "KS-1"}]),
+        _rec("MKN-1", "mekan", "Alsancak Liman Balo Salonu", {"kapasite": "600 kişi"},
+             [{"rel": "yetkili", "kind": "kisi", "id": "KS-2"}]),
+        _rec("EVT-1", "etkinlik", "Egeli Yazılım Yaz Galası", {"tarih": "2026-06-20"},
+             [{"rel": "musteri", "kind": "musteri", "id": "MUS-1"}, {"rel": "mekan", "kind": "mekan", "id": "MKN-1"}]),
+    ])
+    r = _ask(writer, "Who is the contact person at the venue of the Egeli Yazılım summer gala?")
+    assert r.trace.paths.focus == "person"
+    assert _best_rels(r) == ["musteri", "mekan", "yetkili"], r.trace.paths.paths
+    assert "Nur Demirtaş" in r.context
+
+
+@pytest.mark.parametrize("question, chain", [
+    ("Who is the contact person at the venue of the gala?", ("person", "venue")),
+    ("What is the phone of the driver of the shipment?", ("driver", "shipment")),
+    ("Who is the driver on the route of complaint SKY-9?", ("driver", "route")),
+    ("Which invoice and which order did the customer pay?", None),   # joined by "and": no chain
+    ("What did the driver say about the shipment?", None),
+])
+def test_english_kind_words_joined_by_of_at_for_make_a_chain(question: str, chain: tuple[str, str] | None) -> None:
+    from brain.read.paths import possessive_chain
+
+    assert possessive_chain([], analyse(question, NOW)) == chain
+
+
 def test_a_field_naming_a_code_is_walked_as_a_relation_under_the_rule(writer) -> None:  # type: ignore[no-untyped-def]
     """A complaint whose subject names route SRV-03 leads to the route's driver (the edge
     "konu", sql/031); one naming a payment in a module the asker may not read leads

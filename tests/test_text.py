@@ -256,7 +256,8 @@ def test_kind_words_are_canonical() -> None:
                  "route", "course_group", "lawsuit", "hearing", "lawyer", "power_of_attorney", "court",
                  "counterparty", "return", "brand", "insurer", "endorsement", "adjuster", "subscription",
                  "tariff", "outage", "patient", "treatment", "vaccination", "prescription", "doctor",
-                 "appraisal", "title_deed", "listing", "candidate", "placement", "job", "timesheet"}
+                 "appraisal", "title_deed", "listing", "candidate", "placement", "job", "timesheet",
+                 "event", "venue"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"

@@ -186,7 +186,22 @@ def possessive_chain(store_kinds_at: list[tuple[int, str]], q: Question,
     last, focus = at[-1]
     if all(words[i].endswith(_OF_ENDINGS) for i, _ in at if i != last):
         return focus, next((k for i, k in at if i == last - 1 and k != focus), None)
+    # the English chain runs the other way: "the contact person at the venue of the gala"
+    # asks for the venue's person, "the driver of the shipment" for the shipment's driver
+    spans = sorted((i, j, k) for i, j, k in tx.kind_spans(q.info.text) if i not in named_at)
+    if len(spans) >= 2 and all(_links(words[j:i2]) for (_, j, _), (i2, _, _) in zip(spans, spans[1:])):
+        head = spans[0][2]
+        return head, next((k for _, _, k in spans[1:] if k != head), None)
     return None
+
+
+# the words that join an English kind word to the one it belongs to: "of", "at the", "for our"
+_LINKS = frozenset({"of", "at", "for", "in", "on"})
+_DETERMINERS = frozenset({"the", "a", "an", "our", "their", "its", "his", "her", "this", "that"})
+
+
+def _links(between: Sequence[str]) -> bool:
+    return 1 <= len(between) <= 2 and between[0] in _LINKS and all(w in _DETERMINERS for w in between[1:])
 
 
 def send_first_level(conn: Executor, anchors: Sequence[Anchor], *, workspace: str, cfg: RecallConfig,

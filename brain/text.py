@@ -810,6 +810,29 @@ def _concepts_in(question: str) -> tuple[tuple[str, ...], frozenset[str]]:
     return tuple(c for _, c in sorted((pos, c) for c, pos in firsts.items())), frozenset(present)
 
 
+# a record's fields as its memory text states them (brain.write: "kind id (name) | key:
+# value; key: value | rel → ..."), by name
+_FIELD_RE = re.compile(r"(?:\A|; | \| )([^:;|\n]{1,40}): ")
+
+
+def _field_key(name: str) -> str:
+    return " ".join(fold(name.replace("_", " ").replace("-", " ")).split())
+
+
+@lru_cache(maxsize=50_000)
+def field_names(text: str) -> frozenset[str]:
+    """The names of the fields a record's text states, folded, "_" and "-" read as spaces
+    ("vergi_no" -> "vergi no")."""
+    return frozenset(_field_key(m.group(1)) for m in _FIELD_RE.finditer(text))
+
+
+@lru_cache(maxsize=1024)
+def asked_fields(question: str) -> frozenset[str]:
+    """The field names that would hold what the question asks, in both languages: every
+    word of its attribute concepts, folded ("IBAN'ı" -> "iban", "hesap numarasi", ...)."""
+    return frozenset(_field_key(w) for concept in _concepts_in(question)[0] for w in ATTRIBUTE_WORDS[concept])
+
+
 def expand_terms(question: str) -> list[str]:
     """Surface words (both languages) of every concept the question touches, minus
     those already in it: "vergi numarası" brings "tax number", "vkn", ..."""

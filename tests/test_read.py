@@ -825,6 +825,35 @@ def test_an_english_possessive_chain_asks_for_its_first_kind(writer) -> None:  #
     assert "Nur Demirtaş" in r.context
 
 
+def test_a_field_asked_that_the_answer_node_lacks_is_read_from_a_record_attached_to_it(writer) -> None:  # type: ignore[no-untyped-def]
+    """The supplier's IBAN is not on the supplier's record but on its current account,
+    which links to it: that record answers, lifted like the answer node's own. Where the
+    answer node states the field itself, nothing beside it is. (Fails without the rule:
+    the account is only "attached to answer node".)"""
+    reason = "states what is asked, beside answer node"
+    _write_lines(writer, [
+        _rec("MUS-1", "musteri", "Ece Yılmaz & Mert Kaya", {"telefon": "0532 611 24 87"}, []),
+        _rec("TED-7", "tedarikci", "Lezzet Sofrası Catering", {"telefon": "0232 463 90 12"}, []),
+        _rec("TED-8", "tedarikci", "Kadraj Fotoğraf", {"telefon": "0232 111 22 33", "iban": "TR15 0006 2000 4410"}, []),
+        _rec("CARI-7", "cari_hesap", "320.01.007 Lezzet Sofrası Catering", {"iban": "TR32 0001 0017 4555"},
+             [{"rel": "tedarikci", "kind": "tedarikci", "id": "TED-7"}]),
+        _rec("CARI-8", "cari_hesap", "320.01.008 Kadraj Fotoğraf", {"bakiye": "12.000 TL"},
+             [{"rel": "tedarikci", "kind": "tedarikci", "id": "TED-8"}]),
+        _rec("EVT-1", "etkinlik", "Ece Yılmaz & Mert Kaya Düğünü", {"tarih": "2026-07-11"},
+             [{"rel": "musteri", "kind": "musteri", "id": "MUS-1"}, {"rel": "catering", "kind": "tedarikci", "id": "TED-7"},
+              {"rel": "fotografci", "kind": "tedarikci", "id": "TED-8"}]),
+    ])
+    r = _ask(writer, "What is the IBAN of the catering company for the Ece Yılmaz & Mert Kaya wedding?")
+    lifted = [f for f in r.trace.rank.facts if reason in f.why]
+    assert [f.text.split(" |")[0] for f in lifted] == ["cari_hesap CARI-7 (320.01.007 Lezzet Sofrası Catering)"], \
+        [(f.text, f.why) for f in r.trace.rank.facts]
+    assert "TR32 0001 0017 4555" in r.context
+    r = _ask(writer, "Ece Yılmaz & Mert Kaya düğününün fotoğrafçısının IBAN'ı nedir?")
+    assert r.trace.paths.paths[0].nodes[-1] == next(e for e, n in r.trace.paths.nodes.items() if n.key == "TED-8")
+    assert not any(reason in f.why for f in r.trace.rank.facts), [(f.text, f.why) for f in r.trace.rank.facts]
+    assert "TR15 0006 2000 4410" in r.context
+
+
 @pytest.mark.parametrize("question, chain", [
     ("Who is the contact person at the venue of the gala?", ("person", "venue")),
     ("What is the phone of the driver of the shipment?", ("driver", "shipment")),

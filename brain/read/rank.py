@@ -302,6 +302,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     if then is not None:
         then()
     rows = sent.fetchall() if sent is not None else []
+    beside_answer: list[Any] = []   # records attached to the answer node or one step beyond it
     if with_nodes:
         # each candidate's node facts (see _WITH_NODES), in node_facts_sql's order for it
         for r in rows:
@@ -312,8 +313,12 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
             for part, eid, named in found:
                 if part == _ATTACHED:
                     add(mid, "attached to answer node", 0.3 * node_weight.get(eid, 0.5))
+                    if eid == answer_node:
+                        beside_answer.append(r)
                 elif part == _BEYOND:
                     add(mid, "beyond answer node", BEYOND_WEIGHT * node_weight.get(eid, 0.5))
+                    if eid == answer_node:
+                        beside_answer.append(r)
                 elif part == _SUBJECT:
                     add(mid, "answer node" if eid in end_nodes else "anchor" if eid in anchor_ids else "path node",
                         node_weight.get(eid, 0.5))
@@ -323,6 +328,19 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
                     # an anchor that hundreds of turns name (a party to the conversation)
                     # says little about which of them answers
                     add(mid, "about anchor", 0.35 * min(1.0, _ABOUT_SPECIFIC / max(1, named)))
+    if beside_answer:
+        # The field the question asks for ("IBAN", "vergi numarası") that the answer node's
+        # own records do not state, stated by a record attached to it or one step beyond
+        # it (a supplier's bank account in its current-account record): that record is the
+        # answer. (Without it, the answer node's records and the path's filled the context
+        # and the account, weighed as any record beside the node, came thirteenth.)
+        fields = tx.asked_fields(q.text)
+        by_id = {r[0]: r for r in rows}
+        if fields and not any(fields & tx.field_names(by_id[m][1]) for m in answer if m in by_id):
+            for r in beside_answer:
+                if r[2] == "record" and fields & tx.field_names(r[1]):
+                    add(r[0], "states what is asked, beside answer node", node_weight.get(answer_node, 0.5))
+                    answer.add(r[0])
     q_stems = q.stems
     # What each candidate shares with the question (the sender named before the text):
     # counted here for the weights, summed below for the score. Stems are read word by

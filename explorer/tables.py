@@ -23,10 +23,10 @@ def fused(result: Recall) -> pd.DataFrame:
     rows = [{"fused rank": i, "memory": h.memory_id, "in context": h.memory_id in shown,
              "text rank": h.text_rank, "vector rank": h.vector_rank,
              "text score": _r(h.text_score), "vector distance": _r(h.vector_distance),
-             "fused score": _r(h.fused, 5), "text": h.text}
+             "fused score ×1000": _r(h.fused * 1000, 2), "text": h.text}
             for i, h in enumerate(result.trace.recall.fused, start=1)]
     return pd.DataFrame(rows, columns=["fused rank", "memory", "in context", "text rank", "vector rank",
-                                       "text score", "vector distance", "fused score", "text"])
+                                       "text score", "vector distance", "fused score ×1000", "text"])
 
 
 def levels(result: Recall) -> pd.DataFrame:
@@ -117,5 +117,8 @@ def _name(nodes: dict[int, Any], eid: int) -> str:
     return node.label if node is not None else f"#{eid}"
 
 
-def _r(value: float | None, digits: int = 4) -> float | None:
+def _r(value: float | None, digits: int = 3) -> float | None:
+    """A number as a page shows it: three decimals at most, so that no score below 1000
+    shows four digits in a row (a page is read for leaks as the context is, FORMAT.md: a
+    door code "7391" turns up in "0.73914" sooner or later)."""
     return None if value is None else round(float(value), digits)

@@ -185,6 +185,30 @@ def test_compact_drops_unrendered_only_what_would_not_fit(demo_store, embedder, 
         assert t.compact.dropped, "the budget left facts out"
 
 
+def test_the_trace_writes_no_float_beyond_three_decimals(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    """The trace is read for leaks as the context is (FORMAT.md): a number written to five
+    decimals ("0.73914") holds any four-digit code sooner or later. (Fails at five.)"""
+    import json
+
+    r = recall("Ağaoğlu Yapı'nın son siparişinin faturası ödendi mi?", workspace=WS, member=_owner(demo_lines),
+               now=NOW, store=demo_store, embedder=embedder)
+    floats: list[float] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, float):
+            floats.append(x)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(json.loads(r.to_json()))
+    assert len(floats) > 50
+    assert all(round(x, 3) == x and abs(x) < 1000 for x in floats), [x for x in floats if round(x, 3) != x][:5]
+
+
 def test_vector_mode_is_plain_top_10(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
     r = recall("teslimat gecikti", workspace=WS, member=_owner(demo_lines), now=NOW, store=demo_store,
                embedder=embedder, config=VECTOR_ONLY)

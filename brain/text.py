@@ -14,7 +14,7 @@ import unicodedata
 import zlib
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Generic, TypeVar
 
@@ -831,6 +831,25 @@ def asked_fields(question: str) -> frozenset[str]:
     """The field names that would hold what the question asks, in both languages: every
     word of its attribute concepts, folded ("IBAN'ı" -> "iban", "hesap numarasi", ...)."""
     return frozenset(_field_key(w) for concept in _concepts_in(question)[0] for w in ATTRIBUTE_WORDS[concept])
+
+
+# a record's field named for the day it is about ("tarih", "date"), not for one of its
+# deadlines or steps ("vade", "teslim_tarihi"), holding an ISO date
+_FIELD_DAY = re.compile(r"(?:\A|; | \| )(?:tarih|date|Tarih|Date): (\d{4})-(\d{2})-(\d{2})\b")
+
+
+@lru_cache(maxsize=50_000)
+def field_days(text: str) -> tuple[date, ...]:
+    """The days a record's date field holds ("tarih: 2026-05-16"): when what it records
+    happens, where the record's own date is when it was synced (an event booked in March
+    takes place in May)."""
+    out = []
+    for m in _FIELD_DAY.finditer(text):
+        try:
+            out.append(date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
+        except ValueError:
+            continue
+    return tuple(out)
 
 
 def expand_terms(question: str) -> list[str]:

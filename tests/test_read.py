@@ -666,9 +666,9 @@ def _write_lines(writer, lines: list[dict]) -> None:  # type: ignore[no-untyped-
         writer.write(parse_line(line))
 
 
-def _ask(writer, question: str):  # type: ignore[no-untyped-def]
-    """`question` asked of the writer's store in workspace "a" by member u1 at NOW."""
-    return recall(question, workspace="a", member="u1", now=NOW, store=writer.store, embedder=writer.embedder)
+def _ask(writer, question: str, now: datetime = NOW):  # type: ignore[no-untyped-def]
+    """`question` asked of the writer's store in workspace "a" by member u1 (at NOW)."""
+    return recall(question, workspace="a", member="u1", now=now, store=writer.store, embedder=writer.embedder)
 
 
 def _best_rels(r) -> list[str]:  # type: ignore[no-untyped-def]
@@ -826,6 +826,23 @@ def test_a_turkish_possessive_chain_asks_for_its_last_kind(writer) -> None:  # t
     assert r.trace.paths.focus == "teacher"
     assert [h.rel for h in best.hops] == ["ilgili_kayit", "enrolled_in", "taught_by"], r.trace.paths.paths
     assert "elif.sahin@okul.test" in r.context
+
+
+def test_a_record_with_a_date_field_is_in_a_period_by_that_day(writer) -> None:  # type: ignore[no-untyped-def]
+    """"Which event took place last month?": an event booked in March whose date field says
+    May is in May; one synced in May for September is not. (Fails when a record is in a
+    period by the day it was synced.)"""
+    _write_lines(writer, [
+        _rec("EVT-1", "etkinlik", "Kardeşler Tekstil 30. Yıl Kokteyli", {"tarih": "2026-05-16"}, [], date="2026-03-09"),
+        _rec("EVT-2", "etkinlik", "Melis Karaca & Tolga Erdem Düğünü", {"tarih": "2026-09-05"}, [], date="2026-05-20"),
+        _rec("EVT-3", "etkinlik", "Defne Güler & Ozan Bulut Nişanı", {"durum": "kesin"}, [], date="2026-05-12"),
+    ])
+    r = _ask(writer, "Which event took place last month?", now=datetime(2026, 6, 18, tzinfo=timezone.utc))
+    period = {f.text.split(" |")[0].split(" (")[0]: f.parts.get("period") for f in r.trace.rank.facts}
+    assert period["etkinlik EVT-1"] == 1.0 and period["etkinlik EVT-2"] == -0.4, period
+    assert period["etkinlik EVT-3"] == 1.0, period   # (no date field: the day it was synced)
+    order = [f.text.split(" (")[0] for f in r.trace.rank.facts]
+    assert order.index("etkinlik EVT-1") < order.index("etkinlik EVT-2"), order
 
 
 def test_an_english_possessive_chain_asks_for_its_first_kind(writer) -> None:  # type: ignore[no-untyped-def]

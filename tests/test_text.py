@@ -555,3 +555,25 @@ def test_the_suffix_walk_finds_what_testing_every_suffix_finds(base: str, suffix
 ])
 def test_the_role_that_looks_after_a_customer_is_one_kind(question: str, kinds: list[tuple[str, str]]) -> None:
     assert kinds_in(question) == kinds
+
+
+@pytest.mark.parametrize("text, days", [
+    ("etkinlik EVT-1 (Gala) | tarih: 2026-05-16; tur: gala | mekan → mekan MKN-1", ["2026-05-16"]),
+    ("invoice INV-1 | vade: 2026-10-16; kesim_tarihi: 2026-09-16", []),   # deadlines and steps: not its day
+    ("payment PAY-1: tahsil edildi. | date: 2026-09-02", ["2026-09-02"]),
+    ("note | tarih: 2026-02-30", []),                                       # no such day
+])
+def test_a_records_day_is_its_date_field(text: str, days: list[str]) -> None:
+    from brain.text import field_days
+
+    assert [d.isoformat() for d in field_days(text)] == days
+
+
+def test_the_fields_a_question_asks_for_meet_a_records_field_names() -> None:
+    from brain.text import asked_fields, field_names
+
+    record = "cari_hesap C-7 (320.01.007 Lezzet) | iban: TR32 0001; vergi_no: 604; e-posta: a@b.c | tedarikci → tedarikci T-7"
+    assert field_names(record) == {"iban", "vergi no", "e posta"}
+    assert "iban" in asked_fields("What is the IBAN of the catering company?")
+    assert asked_fields("Tedarikçinin vergi numarası nedir?") & field_names(record) == {"vergi no"}
+    assert not asked_fields("Who is the contact person?") & field_names(record)

@@ -384,6 +384,8 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     # in May, holds no fact yet: it says what the facts are about, not when they were
     # stated, and lifts none of them)
     period = q.period if q.period is not None and q.period.start <= q.now else None
+    if period is not None:   # (its days, for the days records' fields hold)
+        p_first, p_last = period.start.date(), period.end.date()
     # (the weights as locals, and no conversions of values the binary rows already give as
     # int and float: the loop runs for every candidate, ~90 on LoCoMo)
     w_codes, w_said, w_meaning, w_stems = WEIGHTS["codes"], WEIGHTS["said"], WEIGHTS["meaning"], WEIGHTS["stems"]
@@ -429,7 +431,12 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
             parts["answer"] = 1.0
             score += w_answer
         if period is not None:
-            parts["period"] = v = 1.0 if period.start <= occurred < period.end else -0.4
+            # (a record with a date field is in the period by that day, not by the day it
+            # was synced: an event "tarih: 2026-05-16" booked in March took place in May,
+            # one booked in May for September did not)
+            days = tx.field_days(text) if origin == "record" else ()
+            parts["period"] = v = 1.0 if (any(p_first <= d < p_last for d in days) if days
+                                          else period.start <= occurred < period.end) else -0.4
             score += w_period * v
         age_days = max(0.0, (now - occurred).total_seconds() / 86400)
         parts["prior"] = v = math.exp(-age_days / 180) * importance * 2

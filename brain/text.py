@@ -541,6 +541,7 @@ KIND_WORDS: dict[str, str] = {
     "doktor": "doctor", "hekim": "doctor", "veteriner": "doctor", "veteriner hekim": "doctor",
     "doctor": "doctor", "physician": "doctor", "vet": "doctor", "veterinarian": "doctor",
     "tahlil": "lab_report", "lab result": "lab_report", "lab sonucu": "lab_report",
+    "mülakat": "interview", "iş görüşmesi": "interview", "interview": "interview",
     # events and venues
     "etkinlik": "event", "organizasyon": "event", "event": "event",
     "mekan": "venue", "mekân": "venue", "venue": "venue", "event venue": "venue",
@@ -836,15 +837,17 @@ def asked_fields(question: str) -> frozenset[str]:
 # a record's field named for the day it is about ("tarih", "date"), not for one of its
 # deadlines or steps ("vade", "teslim_tarihi"), holding an ISO date
 _FIELD_DAY = re.compile(r"(?:\A|; | \| )(?:tarih|date|Tarih|Date): (\d{4})-(\d{2})-(\d{2})\b")
+_ANY_FIELD_DAY = re.compile(r"(?:\A|; | \| )[^:;|\n]{1,40}: (\d{4})-(\d{2})-(\d{2})\b")
 
 
 @lru_cache(maxsize=50_000)
-def field_days(text: str) -> tuple[date, ...]:
+def field_days(text: str, any_field: bool = False) -> tuple[date, ...]:
     """The days a record's date field holds ("tarih: 2026-05-16"): when what it records
     happens, where the record's own date is when it was synced (an event booked in March
-    takes place in May)."""
+    takes place in May). `any_field`: every field holding a day ("scheduled_at",
+    "vade", "teslim_tarihi")."""
     out = []
-    for m in _FIELD_DAY.finditer(text):
+    for m in (_ANY_FIELD_DAY if any_field else _FIELD_DAY).finditer(text):
         try:
             out.append(date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
         except ValueError:
@@ -910,6 +913,7 @@ _UNITS: dict[str, str] = {"gun": "day", "day": "day", "hafta": "week", "week": "
 _THIS = frozenset({"bu", "this", "current"})
 _LAST = frozenset({"gecen", "gectigimiz", "onceki", "last", "previous", "prior"})
 _ROLLING = frozenset({"son", "past"})
+_NEXT = frozenset({"gelecek", "onumuzdeki", "next", "coming"})
 _NUMBER_WORDS: dict[str, int] = {
     **{fold(w): n for n, w in enumerate("bir iki üç dört beş altı yedi sekiz dokuz on".split(), 1)},
     **{w: n for n, w in enumerate("one two three four five six seven eight nine ten".split(), 1)},
@@ -1046,6 +1050,8 @@ def parse_period(question: str, now: datetime) -> Period | None:
             add(i, i + 2, _unit_span(unit, day0, 1))
         elif c & _THIS and (unit := unit_at(i + 1)):
             add(i, i + 2, _unit_span(unit, day0, 0))
+        elif c & _NEXT and (unit := unit_at(i + 1)):   # "önümüzdeki hafta", "next month"
+            add(i, i + 2, _unit_span(unit, day0, -1))
         else:
             month = _month_in(ftoks, i)
             if month is None:

@@ -845,6 +845,21 @@ def test_a_record_with_a_date_field_is_in_a_period_by_that_day(writer) -> None: 
     assert order.index("etkinlik EVT-1") < order.index("etkinlik EVT-2"), order
 
 
+def test_a_record_planned_for_a_period_ahead_is_lifted_by_its_field(writer) -> None:  # type: ignore[no-untyped-def]
+    """"önümüzdeki hafta hangi mülakat planlı?": the interview whose scheduled day falls
+    next week is in the period, whatever field holds the day; one this week is neither in
+    nor out. (Fails when a period after the question's moment lifts nothing.)"""
+    _write_lines(writer, [
+        _rec("INT-1", "interview", "INT-1", {"scheduled_at": "2026-04-20 10:00", "location": "Tuzla OSB"}, [],
+             date="2026-04-14"),
+        _rec("INT-2", "interview", "INT-2", {"scheduled_at": "2026-04-17 15:00", "location": "Ataşehir"}, [],
+             date="2026-04-15"),
+    ])
+    r = _ask(writer, "önümüzdeki hafta hangi mülakat planlı?", now=datetime(2026, 4, 16, tzinfo=timezone.utc))
+    period = {f.text.split(" |")[0]: f.parts.get("period") for f in r.trace.rank.facts}
+    assert period == {"interview INT-1": 1.0, "interview INT-2": None}, period
+
+
 def test_an_english_possessive_chain_asks_for_its_first_kind(writer) -> None:  # type: ignore[no-untyped-def]
     """"the contact person at the venue of the gala": the person asked for is the venue's,
     two hops on from the customer named, not the customer's own contact one hop away; the

@@ -257,7 +257,7 @@ def test_kind_words_are_canonical() -> None:
                  "counterparty", "return", "brand", "insurer", "endorsement", "adjuster", "subscription",
                  "tariff", "outage", "patient", "treatment", "vaccination", "prescription", "doctor",
                  "appraisal", "title_deed", "listing", "candidate", "placement", "job", "timesheet",
-                 "event", "venue"}
+                 "event", "venue", "interview"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"
@@ -362,6 +362,10 @@ def day(y: int, m: int, d: int, tz: timezone = UTC) -> datetime:
     ("2026-09 faturaları", day(2026, 10, 15), day(2026, 9, 1), day(2026, 10, 1)),
     ("05.09.2026 tarihli", day(2026, 10, 15), day(2026, 9, 5), day(2026, 9, 6)),
     ("geçen ay ve dün", day(2026, 10, 15), day(2026, 10, 14), day(2026, 10, 15)),  # most specific wins
+    ("önümüzdeki hafta hangi mülakat planlı?", day(2026, 4, 16), day(2026, 4, 20), day(2026, 4, 27)),
+    ("gelecek ay", day(2026, 12, 2), day(2027, 1, 1), day(2027, 2, 1)),
+    ("What is planned for next week?", day(2026, 10, 15), day(2026, 10, 19), day(2026, 10, 26)),
+    ("Ödeme yarın gelecek mi?", day(2026, 10, 15), day(2026, 10, 16), day(2026, 10, 17)),   # "gelecek": a verb
 ])
 def test_parse_period(question: str, now: datetime, start: datetime, end: datetime) -> None:
     p = parse_period(question, now)

@@ -386,6 +386,12 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     period = q.period if q.period is not None and q.period.start <= q.now else None
     if period is not None:   # (its days, for the days records' fields hold)
         p_first, p_last = period.start.date(), period.end.date()
+    # ... but a record planned for it says so in a field: "önümüzdeki hafta hangi mülakat
+    # planlı?" asks for the interview whose "scheduled_at" falls next week (any date field
+    # counts, as nothing has happened yet; a record without one is neither in nor out)
+    ahead = q.period if q.period is not None and period is None else None
+    if ahead is not None:
+        a_first, a_last = ahead.start.date(), ahead.end.date()
     # (the weights as locals, and no conversions of values the binary rows already give as
     # int and float: the loop runs for every candidate, ~90 on LoCoMo)
     w_codes, w_said, w_meaning, w_stems = WEIGHTS["codes"], WEIGHTS["said"], WEIGHTS["meaning"], WEIGHTS["stems"]
@@ -438,6 +444,9 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
             parts["period"] = v = 1.0 if (any(p_first <= d < p_last for d in days) if days
                                           else period.start <= occurred < period.end) else -0.4
             score += w_period * v
+        if ahead is not None and origin == "record" and any(a_first <= d < a_last for d in tx.field_days(text, True)):
+            parts["period"] = 1.0
+            score += w_period
         age_days = max(0.0, (now - occurred).total_seconds() / 86400)
         parts["prior"] = v = math.exp(-age_days / 180) * importance * 2
         score += w_prior * v

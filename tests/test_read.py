@@ -209,6 +209,20 @@ def test_the_trace_writes_no_float_beyond_three_decimals(demo_store, embedder, d
     assert all(round(x, 3) == x and abs(x) < 1000 for x in floats), [x for x in floats if round(x, 3) != x][:5]
 
 
+def test_an_earlier_version_of_a_record_shows_what_it_said_otherwise() -> None:
+    """A re-synced record's earlier version, shown after the current one, says only the
+    fields and relations the current one does not state alike. (Fails when it is shown
+    whole: it cost as much of the budget as the current one.)"""
+    from brain.read.compact import _changed
+
+    newer = ("invoice INV-7 (INV-7) | tutar: 50.400 TL; durum: ödendi; vade: 2026-04-15 | "
+             "faturalanan → musteri MUS-6 (Anadolu Gıda)")
+    older = ("invoice INV-7 (INV-7) | tutar: 50.400 TL; durum: ödenmedi; vade: 2026-04-15 | "
+             "faturalanan → musteri MUS-5 (Başkent Lojistik)")
+    assert _changed(older, newer) == "invoice INV-7 (INV-7) | durum: ödenmedi | faturalanan → musteri MUS-5 (Başkent Lojistik)"
+    assert _changed(newer, newer) == "invoice INV-7 (INV-7)"
+
+
 def test_vector_mode_is_plain_top_10(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
     r = recall("teslimat gecikti", workspace=WS, member=_owner(demo_lines), now=NOW, store=demo_store,
                embedder=embedder, config=VECTOR_ONLY)

@@ -44,8 +44,28 @@ def _age(now: datetime, then: datetime) -> str:
 _Parts = tuple[str, str | None, str, str]   # a fact line's head, sender, text and tail (brain.tokens)
 
 
+def _changed(older: str, newer: str) -> str:
+    """An earlier version of a record as what it said otherwise than the version after it:
+    its head ("kind id (name)"), then its fields and relations the newer one does not
+    state alike ("durum: açık" where the newer says "durum: ödendi"). A re-synced record
+    repeats every field; shown whole, its earlier version took as much of the budget as
+    the current one, and crowded out facts that answer."""
+    old_segs, new_segs = older.split(" | "), newer.split(" | ")
+    new_items = {item for seg in new_segs[1:] for item in seg.split("; ")}
+    out = [old_segs[0]]
+    for seg in old_segs[1:]:
+        if "→" in seg:   # a relation, said whole
+            if seg not in new_segs:
+                out.append(seg)
+            continue
+        items = [item for item in seg.split("; ") if item not in new_items]
+        if items:
+            out.append("; ".join(items))
+    return " | ".join(out)
+
+
 def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
-                with_id: bool = True) -> tuple[str, int, _Parts | None]:
+                with_id: bool = True, newer: Fact | None = None) -> tuple[str, int, _Parts | None]:
     """`[id] (earlier value) text (source, date, confirmed, age)`, a long text cut (never
     the stamp that says where and when it comes from), what the line costs in a context
     (its exact count with the joining newline, see brain.tokens.line_tokens), and the
@@ -57,11 +77,13 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
     if f.expires_at is not None:
         stamp += f", expires {_day(f.expires_at)}"
     text = f.text
+    if newer is not None and f.earlier and f.origin == "record" and newer.origin == "record":
+        text = _changed(text, newer.text)
     head = _head(f, with_id)
     line = f"{head}{text} ({stamp})"
     # counted by its parts, the text's own count kept per process (brain.tokens): a
     # first-seen fact's text may already have been counted while the read waited
-    said, body = _said(f)
+    said, body = _said(f) if text is f.text else (None, text)
     parts: _Parts = (head, said, body, f" ({stamp})")
     n = fact_line_tokens(*parts)
     if max_tokens is not None and n > max_tokens:
@@ -142,6 +164,7 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         return True
 
     facts = list(rank.facts[:top_k] if top_k else rank.facts)
+    by_id = {f.memory_id: f for f in facts}
     if not top_k:
         if anchors.anchors:
             push("anchors", anchors_line(anchors), None)
@@ -161,12 +184,13 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
             dropped.extend((g.memory_id, g.score) for g in facts[i:])
             break
         with_id = f.memory_id in cited
-        if not top_k and used + _costs_at_least(f, with_id, cap) > budget:
+        newer = by_id.get(f.newer_id) if f.earlier and f.newer_id is not None else None
+        if not top_k and newer is None and used + _costs_at_least(f, with_id, cap) > budget:
             dropped.append((f.memory_id, f.score))   # (as push() would, rendered)
             continue
-        text, n, parts = _fact_parts(f, now, with_id=with_id)
+        text, n, parts = _fact_parts(f, now, with_id=with_id, newer=newer)
         if n > cap and not top_k:
-            text, n, parts = _fact_parts(f, now, max_tokens=cap, with_id=with_id)
+            text, n, parts = _fact_parts(f, now, max_tokens=cap, with_id=with_id, newer=newer)
         if parts is not None:
             counted_by[f.memory_id] = parts
         if top_k:   # a plain top-k baseline returns its k facts whole, whatever they cost

@@ -209,6 +209,31 @@ def test_the_trace_writes_no_float_beyond_three_decimals(demo_store, embedder, d
     assert all(round(x, 3) == x and abs(x) < 1000 for x in floats), [x for x in floats if round(x, 3) != x][:5]
 
 
+def test_a_path_whose_facts_did_not_fit_leaves_its_room_to_facts(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
+    """A path line is shown only with the facts stating its hops; when they do not fit, the
+    line goes and its room goes to facts: the context is the one packed with only the
+    paths it shows. (Fails when the line's room is left unused: seven demo contexts.)"""
+    import json
+    from pathlib import Path as FilePath
+
+    from brain.read import compact as compact_step
+
+    questions = [json.loads(x) for x in
+                 (FilePath(__file__).resolve().parent.parent / "fixtures" / "questions.jsonl").read_text().splitlines()
+                 if x.strip()]
+    checked = 0
+    for q in questions[::2]:
+        r = recall(q["question"], workspace=q["workspace"], member=q.get("as"), now=NOW, store=demo_store,
+                   embedder=embedder)
+        t = r.trace
+        shown = {ln.text for ln in t.compact.lines if ln.section == "paths"}
+        tried = [p for p in t.paths.paths[:compact_step.PATHS_SHOWN] if compact_step.path_line(p, t.paths) in shown]
+        final, _, tokens = compact_step._pack(t.anchors, t.paths, tried, list(t.rank.facts), NOW, 1000, 0)
+        assert ([ln.text for ln in final], tokens) == ([ln.text for ln in t.compact.lines], t.compact.tokens), q
+        checked += bool(tried)
+    assert checked >= 10, checked
+
+
 def test_an_earlier_version_of_a_record_shows_what_it_said_otherwise() -> None:
     """A re-synced record's earlier version, shown after the current one, says only the
     fields and relations the current one does not state alike. (Fails when it is shown

@@ -151,6 +151,28 @@ def _node_label(node: Node | None, eid: int) -> str:
 def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: datetime, budget: int,
             top_k: int = 0) -> CompactStep:
     t0 = time.perf_counter()
+    facts = list(rank.facts[:top_k] if top_k else rank.facts)
+    shown = {f.memory_id for f in facts}
+    tried = [] if top_k else [p for p in paths.paths[:PATHS_SHOWN]
+                              if p.hops and all(h.memory_id in shown for h in p.hops)]
+    # A path is shown only with the facts that state its hops; one whose facts did not fit
+    # goes, and the facts are packed again without it: its line had taken the room of
+    # facts that fit without it (a crew record, the answer, left out for two path lines
+    # that went at the end, 216 tokens of the budget unused).
+    while True:
+        final, dropped, tokens = _pack(anchors, paths, tried, facts, now, budget, top_k)
+        kept = {ln.text for ln in final if ln.section == "paths"}
+        if len(kept) == len(tried):
+            break
+        tried = [p for p in tried if path_line(p, paths) in kept]
+    return CompactStep(tuple(final), tuple(dropped), budget, tokens, (time.perf_counter() - t0) * 1000)
+
+
+def _pack(anchors: AnchorStep, paths: PathStep, tried: list[Path], facts: list[Fact], now: datetime,
+          budget: int, top_k: int) -> tuple[list[ContextLine], list[tuple[int, float]], int]:
+    """The anchors' line, the lines of the paths `tried`, and the facts in their order, as
+    many as the budget holds: the lines, the facts left out, and the exact count."""
+    by_id = {f.memory_id: f for f in facts}
     lines: list[ContextLine] = []
     used = 0
 
@@ -163,15 +185,10 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         used += n
         return True
 
-    facts = list(rank.facts[:top_k] if top_k else rank.facts)
-    by_id = {f.memory_id: f for f in facts}
     if not top_k:
         if anchors.anchors:
             push("anchors", anchors_line(anchors), None)
-        shown = {f.memory_id for f in facts}
-        for p in paths.paths[:PATHS_SHOWN]:
-            if not p.hops or not all(h.memory_id in shown for h in p.hops):
-                continue
+        for p in tried:
             push("paths", path_line(p, paths), None)
     dropped: list[tuple[int, float]] = []
     counted_by: dict[int, _Parts] = {}   # a fact's line -> the parts it was counted by
@@ -209,7 +226,7 @@ def compact(*, anchors: AnchorStep, paths: PathStep, rank: RankStep, now: dateti
         dropped.append((gone, score.get(gone, 0.0)))
         final = _evidenced(final)
         tokens = _total(final, counted_by)
-    return CompactStep(tuple(final), tuple(dropped), budget, tokens, (time.perf_counter() - t0) * 1000)
+    return final, dropped, tokens
 
 
 def _total(lines: list[ContextLine], counted_by: dict[int, _Parts]) -> int:

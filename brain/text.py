@@ -840,6 +840,21 @@ _FIELD_DAY = re.compile(r"(?:\A|; | \| )(?:tarih|date|Tarih|Date): (\d{4})-(\d{2
 _ANY_FIELD_DAY = re.compile(r"(?:\A|; | \| )[^:;|\n]{1,40}: (\d{4})-(\d{2})-(\d{2})\b")
 
 
+# ... and a field naming the month it is about ("period: 2026-03", "dönem: 2026-03")
+_FIELD_MONTH = re.compile(r"(?:\A|; | \| )(?:period|Period|dönem|Dönem|donem|month|Month): (\d{4})-(\d{2})(?![-\d])")
+
+
+@lru_cache(maxsize=50_000)
+def field_months(text: str) -> tuple[date, ...]:
+    """The months a record's period field names, each as its first day ("period: 2026-03":
+    a production report for March, synced in April)."""
+    out = []
+    for m in _FIELD_MONTH.finditer(text):
+        if 1 <= int(m.group(2)) <= 12:
+            out.append(date(int(m.group(1)), int(m.group(2)), 1))
+    return tuple(out)
+
+
 @lru_cache(maxsize=50_000)
 def field_days(text: str, any_field: bool = False) -> tuple[date, ...]:
     """The days a record's date field holds ("tarih: 2026-05-16"): when what it records

@@ -880,6 +880,11 @@ def test_a_record_with_a_date_field_is_in_a_period_by_that_day(writer) -> None: 
     period = {f.text.split(" |")[0].split(" (")[0]: f.parts.get("period") for f in r.trace.rank.facts}
     assert period["etkinlik EVT-1"] == 1.0 and period["etkinlik EVT-2"] == -0.4, period
     assert period["etkinlik EVT-3"] == 1.0, period   # (no date field: the day it was synced)
+    _write_lines(writer, [_rec("URT-1", "production_report", "URT-1", {"period": "2026-05", "yield": "48.910 kWh"}, [],
+                               date="2026-06-01")])
+    r = _ask(writer, "Which event took place last month?", now=datetime(2026, 6, 18, tzinfo=timezone.utc))
+    assert {f.text.split(" |")[0]: f.parts.get("period") for f in r.trace.rank.facts}.get("production_report URT-1") \
+        == 1.0   # a month field: the report for May, synced in June
     order = [f.text.split(" (")[0] for f in r.trace.rank.facts]
     assert order.index("etkinlik EVT-1") < order.index("etkinlik EVT-2"), order
 

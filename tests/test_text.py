@@ -581,3 +581,15 @@ def test_the_fields_a_question_asks_for_meet_a_records_field_names() -> None:
     assert "iban" in asked_fields("What is the IBAN of the catering company?")
     assert asked_fields("Tedarikçinin vergi numarası nedir?") & field_names(record) == {"vergi no"}
     assert not asked_fields("Who is the contact person?") & field_names(record)
+
+
+@pytest.mark.parametrize("text, months", [
+    ("production_report URT-1 | period: 2026-03; yield: 48.910 kWh", ["2026-03-01"]),
+    ("bordro B-1 | dönem: 2026-12; net: 52.000 TL", ["2026-12-01"]),
+    ("invoice I-1 | period: 2026-03-05", []),      # a day, not a month
+    ("note | period: 2026-13", []),
+])
+def test_a_records_month_is_its_period_field(text: str, months: list[str]) -> None:
+    from brain.text import field_months
+
+    assert [d.isoformat() for d in field_months(text)] == months

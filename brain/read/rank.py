@@ -16,6 +16,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 import numpy as np
@@ -441,7 +442,9 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
             # was synced: an event "tarih: 2026-05-16" booked in March took place in May,
             # one booked in May for September did not)
             days = tx.field_days(text) if origin == "record" else ()
+            months = tx.field_months(text) if origin == "record" and not days else ()
             parts["period"] = v = 1.0 if (any(p_first <= d < p_last for d in days) if days
+                                          else any(p_first < _month_end(m) and m < p_last for m in months) if months
                                           else period.start <= occurred < period.end) else -0.4
             score += w_period * v
         if ahead is not None and origin == "record" and any(a_first <= d < a_last for d in tx.field_days(text, True)):
@@ -474,6 +477,10 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     facts = _mark_earlier(facts, restated, replaced_by, stated_later)
     ordered = _order(facts)
     return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
+
+
+def _month_end(first: date) -> date:
+    return first.replace(year=first.year + 1, month=1) if first.month == 12 else first.replace(month=first.month + 1)
 
 
 def _coded(paths: PathStep, node_weight: dict[int, float], q: Question) -> list[tuple[int, str]]:

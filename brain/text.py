@@ -542,6 +542,7 @@ KIND_WORDS: dict[str, str] = {
     "doctor": "doctor", "physician": "doctor", "vet": "doctor", "veterinarian": "doctor",
     "tahlil": "lab_report", "lab result": "lab_report", "lab sonucu": "lab_report",
     "mülakat": "interview", "iş görüşmesi": "interview", "interview": "interview",
+    "şube": "branch", "branch": "branch", "branch office": "branch",
     # events and venues
     "etkinlik": "event", "organizasyon": "event", "event": "event",
     "mekan": "venue", "mekân": "venue", "venue": "venue", "event venue": "venue",

@@ -257,7 +257,7 @@ def test_kind_words_are_canonical() -> None:
                  "counterparty", "return", "brand", "insurer", "endorsement", "adjuster", "subscription",
                  "tariff", "outage", "patient", "treatment", "vaccination", "prescription", "doctor",
                  "appraisal", "title_deed", "listing", "candidate", "placement", "job", "timesheet",
-                 "event", "venue", "interview"}
+                 "event", "venue", "interview", "branch"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"

@@ -329,7 +329,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
                     # an anchor that hundreds of turns name (a party to the conversation)
                     # says little about which of them answers
                     add(mid, "about anchor", 0.35 * min(1.0, _ABOUT_SPECIFIC / max(1, named)))
-    if beside_answer:
+    if beside_answer and answer_node is not None:
         # The field the question asks for ("IBAN", "vergi numarası") that the answer node's
         # own records do not state, stated by a record attached to it or one step beyond
         # it (a supplier's bank account in its current-account record): that record is the

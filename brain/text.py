@@ -401,6 +401,7 @@ KIND_WORDS: dict[str, str] = {
     "kişi": "person", "iletişim kişisi": "person", "yetkili": "person",
     "çalışan": "person", "personel": "person", "person": "person", "people": "person",
     "contact": "person", "contact person": "person", "employee": "person", "staff": "person",
+    "işçi": "person", "worker": "person",
     # whoever looks after a customer on our side (a person: KIND_PARENTS)
     "temsilci": "account_manager", "müşteri temsilcisi": "account_manager",
     "satış temsilcisi": "account_manager", "account manager": "account_manager",

@@ -363,6 +363,10 @@ def _begin_read(conn: psycopg.Connection[Any], workspace: str, member: str | Non
     return _BEGIN_READ % b", ".join((literal(workspace), literal(member), when))
 
 
+EF_SEARCH = 64
+BASELINE_EF_SEARCH = 100
+
+
 def _configure(conn: psycopg.Connection[Any]) -> None:
     from pgvector.psycopg import register_vector
 
@@ -376,7 +380,13 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     conn.execute(f"SET ROLE {APP_ROLE}")
     # A filtered HNSW search must still return k rows: let pgvector keep scanning.
     conn.execute("SET hnsw.iterative_scan = relaxed_order")
-    conn.execute("SET hnsw.ef_search = 100")
+    # The candidate list an HNSW search keeps, above the vector leg's k (40). The read
+    # path proper keeps 64: its answers were those of 100 on the demo, on every outside set
+    # and on LoCoMo, and its read path ~0.1 ms shorter (bench compare, December 2026,
+    # PERFORMANCE.md, session 22). A plain vector baseline keeps BASELINE_EF_SEARCH (its
+    # own statement, brain.read.recall): at 64 it lost 0.6 points on LoCoMo's tuning
+    # conversations, and a baseline is to be the best plain vector search.
+    conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
     # Times come back in UTC, named so: psycopg then gives them datetime.timezone.utc,
     # where a zone name ("Etc/UTC", the embedded server's default) becomes a ZoneInfo,
     # slower to load (0.82 against 0.22 us a value) and to compare and subtract, and a

@@ -248,6 +248,32 @@ def test_an_earlier_version_of_a_record_shows_what_it_said_otherwise() -> None:
     assert _changed(newer, newer) == "invoice INV-7 (INV-7)"
 
 
+def test_a_plain_baseline_searches_the_vector_index_as_widely_as_before(demo_store, embedder, demo_lines,  # type: ignore[no-untyped-def]
+                                                                         monkeypatch) -> None:
+    """The read path proper keeps a shorter HNSW candidate list (brain.db.EF_SEARCH); the
+    plain vector baseline asks for its own wider one in its read (BASELINE_EF_SEARCH), so
+    that the baseline every report sets beside the real path is the best plain search.
+    (Fails if the baseline searches as the read path does, or the read path as widely.)"""
+    from brain import db, wire
+
+    asked: list[Any] = []
+    execute = wire.Reader.execute
+
+    def capture(self, query, params=None, **kw):  # type: ignore[no-untyped-def]
+        if "hnsw.ef_search" in query:
+            asked.append(params)
+        return execute(self, query, params, **kw)
+
+    monkeypatch.setattr(wire.Reader, "execute", capture)
+    assert db.EF_SEARCH < db.BASELINE_EF_SEARCH
+    recall("teslimat gecikti", workspace=WS, member=_owner(demo_lines), now=NOW, store=demo_store,
+           embedder=embedder, config=VECTOR_ONLY)
+    assert asked == [(str(db.BASELINE_EF_SEARCH),)]
+    asked.clear()
+    recall("teslimat gecikti", workspace=WS, member=_owner(demo_lines), now=NOW, store=demo_store, embedder=embedder)
+    assert asked == []
+
+
 def test_vector_mode_is_plain_top_10(demo_store, embedder, demo_lines) -> None:  # type: ignore[no-untyped-def]
     r = recall("teslimat gecikti", workspace=WS, member=_owner(demo_lines), now=NOW, store=demo_store,
                embedder=embedder, config=VECTOR_ONLY)

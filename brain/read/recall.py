@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from brain.db import TextArray
+from brain.db import BASELINE_EF_SEARCH, TextArray
 from brain.read.config import RecallConfig
 from brain.read.question import Question, Worded
 from brain.read.trace import Hit, RecallStep
@@ -222,6 +222,8 @@ class PendingRecall:
             k_text, k_vec = (cfg.top_k if k_text else 0), (cfg.top_k if k_vec else 0)
         if k_vec:
             params["qv"] = qvec
+            if cfg.top_k:   # a plain baseline searches as widely as it ever did (brain.db)
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(BASELINE_EF_SEARCH),))
         self.k_text, self.k_vec = k_text, k_vec
         self.fused: Rows = conn.execute(hybrid_sql(k_text, k_vec, with_terms=bool(k_text)), params)
         self.ms = (time.perf_counter() - t0) * 1000

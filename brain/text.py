@@ -813,9 +813,21 @@ def _concepts_in(question: str) -> tuple[tuple[str, ...], frozenset[str]]:
     return tuple(c for _, c in sorted((pos, c) for c, pos in firsts.items())), frozenset(present)
 
 
-# a record's fields as its memory text states them (brain.write: "kind id (name) | key:
-# value; key: value | rel → ..."), by name
+# A record's fields as its memory text states them (brain.write renders "kind id (name)
+# | key: value; key: value | rel → ..."): a name right after the start, "; " or " | ",
+# its value up to the next "; " or " | ". The one reading of that format here.
 _FIELD_RE = re.compile(r"(?:\A|; | \| )([^:;|\n]{1,40}): ")
+_FIELD_END = re.compile(r"; | \| ")
+
+
+@lru_cache(maxsize=50_000)
+def record_fields(text: str) -> tuple[tuple[str, str], ...]:
+    """A record's fields as (name as written, value), in their order."""
+    out = []
+    for m in _FIELD_RE.finditer(text):
+        end = _FIELD_END.search(text, m.end())
+        out.append((m.group(1), text[m.end():end.start() if end else len(text)]))
+    return tuple(out)
 
 
 def _field_key(name: str) -> str:
@@ -826,7 +838,7 @@ def _field_key(name: str) -> str:
 def field_names(text: str) -> frozenset[str]:
     """The names of the fields a record's text states, folded, "_" and "-" read as spaces
     ("vergi_no" -> "vergi no")."""
-    return frozenset(_field_key(m.group(1)) for m in _FIELD_RE.finditer(text))
+    return frozenset(_field_key(name) for name, _ in record_fields(text))
 
 
 @lru_cache(maxsize=1024)
@@ -836,25 +848,13 @@ def asked_fields(question: str) -> frozenset[str]:
     return frozenset(_field_key(w) for concept in _concepts_in(question)[0] for w in ATTRIBUTE_WORDS[concept])
 
 
-# a record's field named for the day it is about ("tarih", "date"), not for one of its
-# deadlines or steps ("vade", "teslim_tarihi"), holding an ISO date
-_FIELD_DAY = re.compile(r"(?:\A|; | \| )(?:tarih|date|Tarih|Date): (\d{4})-(\d{2})-(\d{2})\b")
-_ANY_FIELD_DAY = re.compile(r"(?:\A|; | \| )[^:;|\n]{1,40}: (\d{4})-(\d{2})-(\d{2})\b")
-
-
-# ... and a field naming the month it is about ("period: 2026-03", "dönem: 2026-03")
-_FIELD_MONTH = re.compile(r"(?:\A|; | \| )(?:period|Period|dönem|Dönem|donem|month|Month): (\d{4})-(\d{2})(?![-\d])")
-
-
-@lru_cache(maxsize=50_000)
-def field_months(text: str) -> tuple[date, ...]:
-    """The months a record's period field names, each as its first day ("period: 2026-03":
-    a production report for March, synced in April)."""
-    out = []
-    for m in _FIELD_MONTH.finditer(text):
-        if 1 <= int(m.group(2)) <= 12:
-            out.append(date(int(m.group(1)), int(m.group(2)), 1))
-    return tuple(out)
+# the fields named for the day a record is about, not for one of its deadlines or steps
+# ("vade", "teslim_tarihi"), and those naming the month it is about; their values as ISO
+# dates and months
+_DAY_FIELDS = frozenset({"tarih", "date", "Tarih", "Date"})
+_MONTH_FIELDS = frozenset({"period", "Period", "dönem", "Dönem", "donem", "month", "Month"})
+_ISO_DAY_VALUE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\b")
+_ISO_MONTH_VALUE = re.compile(r"(\d{4})-(\d{2})(?![-\d])")
 
 
 @lru_cache(maxsize=50_000)
@@ -864,12 +864,32 @@ def field_days(text: str, any_field: bool = False) -> tuple[date, ...]:
     takes place in May). `any_field`: every field holding a day ("scheduled_at",
     "vade", "teslim_tarihi")."""
     out = []
-    for m in (_ANY_FIELD_DAY if any_field else _FIELD_DAY).finditer(text):
-        try:
-            out.append(date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
-        except ValueError:
-            continue
+    for name, value in record_fields(text):
+        if (any_field or name in _DAY_FIELDS) and (m := _ISO_DAY_VALUE.match(value)):
+            try:
+                out.append(date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
+            except ValueError:
+                continue
     return tuple(out)
+
+
+@lru_cache(maxsize=50_000)
+def field_months(text: str) -> tuple[date, ...]:
+    """The months a record's period field names, each as its first day ("period: 2026-03":
+    a production report for March, synced in April)."""
+    return tuple(date(int(m.group(1)), int(m.group(2)), 1) for name, value in record_fields(text)
+                 if name in _MONTH_FIELDS and (m := _ISO_MONTH_VALUE.match(value)) and 1 <= int(m.group(2)) <= 12)
+
+
+def record_spans(text: str) -> tuple[tuple[date, date], ...]:
+    """The spans of days (end exclusive) a record is about by its fields: the day its date
+    field holds, else the month its period field names; none when it has neither (it is
+    about the day it was synced)."""
+    days = field_days(text)
+    if days:
+        return tuple((d, d + timedelta(days=1)) for d in days)
+    return tuple((m, m.replace(year=m.year + 1, month=1) if m.month == 12 else m.replace(month=m.month + 1))
+                 for m in field_months(text))
 
 
 def expand_terms(question: str) -> list[str]:
@@ -993,7 +1013,9 @@ def parse_period(question: str, now: datetime) -> Period | None:
 
     Turkish and English relative words (bugün, geçen ay, son 7 gün, this week, last
     year, past 30 days), month names with endings ("eylülde", "Ekim'de": the latest
-    such month not after now, but next month's name reads as next month) and ISO dates. Weeks start on Monday; end is exclusive.
+    such month not after now, but next month's name reads as next month), periods ahead
+    ("önümüzdeki hafta", "next month") and ISO dates. Weeks start on Monday; end is
+    exclusive.
     When several match, the shortest span wins, then the earliest in the question.
     """
     if now.tzinfo is None:

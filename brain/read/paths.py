@@ -172,7 +172,7 @@ _OF_ENDINGS = ("nın", "nin", "nun", "nün", "ın", "in", "un", "ün", "daki", "
 
 
 def possessive_chain(store_kinds_at: list[tuple[int, str]], q: Question,
-               named_at: Collection[int] = ()) -> tuple[str, str | None] | None:
+                     named_at: Collection[int] = ()) -> tuple[str, str | None] | None:
     """The kind a Turkish possessive chain of kind words ends at, what the question asks
     of (its last kind word, when every kind word before it qualifies the next), and the
     kind it belongs to when the word right before it says one ("servisin yetkilisi": the
@@ -214,6 +214,9 @@ def send_first_level(conn: Executor, anchors: Sequence[Anchor], *, workspace: st
     return conn.execute(EDGES_SQL, {"ws": workspace, "ids": IntArray(a.node.entity_id for a in anchors)})
 
 
+_HIT_ENTITIES = 20   # the best recalled memories whose entities lift a node reached
+
+
 def send_hit_entities(conn: Executor, recall: RecallStep, *, workspace: str) -> Rows | None:
     """The entities the best recalled memories name (what `walk` lifts a node for
     reaching), asked for as soon as the hits are read: the server answers while this
@@ -222,9 +225,6 @@ def send_hit_entities(conn: Executor, recall: RecallStep, *, workspace: str) -> 
     the business holdout)."""
     top_hits = [h.memory_id for h in recall.fused[:_HIT_ENTITIES]]
     return conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": IntArray(top_hits)}) if top_hits else None
-
-
-_HIT_ENTITIES = 20   # the best recalled memories whose entities lift a node reached
 
 
 def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *,
@@ -237,10 +237,10 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     same, over no rows, without asking the store. `first_level`: the first level's edges
     as `send_first_level` sent them for these anchors (for all of them, in one or more
     statements); `hit_entities`: the recalled memories' entities as `send_hit_entities`
-    sent them (asked for here when not given). `rel_names`, `kind_names`: the relations and record kinds the asker's
-    modules hold (RELATION_NAMES_SQL); the relations the question names keep the walk
-    going until it has taken them, and the kinds it names in the store's words join the
-    kinds it asks for (`kinds_named`). (A name is a module's vocabulary, not a fact: one
+    sent them (asked for here when not given). `rel_names`, `kind_names`: the relations
+    and record kinds the asker's modules hold (RELATION_NAMES_SQL); the relations the
+    question names keep the walk going until it has taken them, and the kinds it names in
+    the store's words join the kinds it asks for (`kinds_named`). (A name is a module's vocabulary, not a fact: one
     stated only by facts the asker may not read can steer how far the walk goes, never
     what it reads; the trace names only relations the walk met on visible edges.)"""
     t0 = time.perf_counter()

@@ -16,7 +16,6 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable
-from datetime import date
 from typing import Any
 
 import numpy as np
@@ -290,7 +289,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         for eid, mid, named in (about if about is not None
                                 else send_about(conn, anchors, recall, workspace=workspace)) or ():
             about_of.setdefault(mid, []).append((_ABOUT, eid, named))
-        params["ids"] = IntArray([*why, *(m for m in about_of if m not in why)])
+        params["ids"] = IntArray([*why, *(m for m in about_of if m not in why)])   # (the turns about too)
         # Records attached to an answer node (an account for a company) hold what the
         # question may ask one step beyond the kinds it names; best text matches first.
         params.update({"nodes": IntArray(node_weight), "anchors": IntArray(anchor_ids),
@@ -336,8 +335,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         # answer. (Without it, the answer node's records and the path's filled the context
         # and the account, weighed as any record beside the node, came thirteenth.)
         fields = tx.asked_fields(q.text)
-        by_id = {r[0]: r for r in rows}
-        if fields and not any(fields & tx.field_names(by_id[m][1]) for m in answer if m in by_id):
+        if fields and not any(fields & tx.field_names(r[1]) for r in rows if r[0] in answer):
             for r in beside_answer:
                 if r[2] == "record" and fields & tx.field_names(r[1]):
                     add(r[0], "states what is asked, beside answer node", node_weight.get(answer_node, 0.5))
@@ -441,10 +439,8 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
             # (a record with a date field is in the period by that day, not by the day it
             # was synced: an event "tarih: 2026-05-16" booked in March took place in May,
             # one booked in May for September did not)
-            days = tx.field_days(text) if origin == "record" else ()
-            months = tx.field_months(text) if origin == "record" and not days else ()
-            parts["period"] = v = 1.0 if (any(p_first <= d < p_last for d in days) if days
-                                          else any(p_first < _month_end(m) and m < p_last for m in months) if months
+            spans = tx.record_spans(text) if origin == "record" else ()
+            parts["period"] = v = 1.0 if (any(first < p_last and end > p_first for first, end in spans) if spans
                                           else period.start <= occurred < period.end) else -0.4
             score += w_period * v
         if ahead is not None and origin == "record" and any(a_first <= d < a_last for d in tx.field_days(text, True)):
@@ -477,10 +473,6 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     facts = _mark_earlier(facts, restated, replaced_by, stated_later)
     ordered = _order(facts)
     return RankStep(tuple(ordered[: max(cfg.max_facts, cfg.top_k)]), q.info.period, (time.perf_counter() - t0) * 1000)
-
-
-def _month_end(first: date) -> date:
-    return first.replace(year=first.year + 1, month=1) if first.month == 12 else first.replace(month=first.month + 1)
 
 
 def _coded(paths: PathStep, node_weight: dict[int, float], q: Question) -> list[tuple[int, str]]:

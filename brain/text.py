@@ -402,6 +402,9 @@ KIND_WORDS: dict[str, str] = {
     "çalışan": "person", "personel": "person", "person": "person", "people": "person",
     "contact": "person", "contact person": "person", "employee": "person", "staff": "person",
     "işçi": "person", "worker": "person",
+    # (whoever heads a company or a unit is a person: "kooperatifin başkanı")
+    "başkan": "person", "müdür": "person", "genel müdür": "person", "yönetici": "person",
+    "chairman": "person", "president": "person", "director": "person", "manager": "person",
     # whoever looks after a customer on our side (a person: KIND_PARENTS)
     "temsilci": "account_manager", "müşteri temsilcisi": "account_manager",
     "satış temsilcisi": "account_manager", "account manager": "account_manager",
@@ -442,6 +445,8 @@ KIND_WORDS: dict[str, str] = {
     "servis talebi": "ticket", "arıza kaydı": "ticket", "service ticket": "ticket",
     "service request": "ticket",
     "sevk": "shipment", "kurum": "company", "institution": "company",
+    "kooperatif": "company", "cooperative": "company",
+    "laboratuvar": "lab", "lab": "lab", "laboratory": "lab",
     "hastane": "hospital", "hospital": "hospital", "klinik": "clinic", "clinic": "clinic",
     "cihaz": "device", "ekipman": "device", "makine": "device", "device": "device", "equipment": "device",
     "machine": "device",
@@ -704,6 +709,22 @@ def kind_spans(question: str) -> tuple[tuple[int, int, str], ...]:
 
 _KIND_BY_FOLD: dict[str, str] = {fold(w): k for w, k in KIND_WORDS.items()}
 _STORED_KIND_BY_FOLD: dict[str, str] = {**_KIND_BY_FOLD, **{fold(w): k for w, k in STORED_KIND_WORDS.items()}}
+
+
+def bare_kind_words(question: str) -> frozenset[int]:
+    """The positions in `words(question)` of kind words said exactly as the lexicon has
+    them, with no ending ("lab", "müşteri"; not "müşterinin", nor "lab'ın" and "pet's",
+    whose endings `words` cuts after the apostrophe)."""
+    text = unicodedata.normalize("NFC", question).translate(_HYPHEN_TABLE)
+    out: set[int] = set()
+    i = 0
+    for m in _TOKEN_RE.finditer(text):
+        parts = _token_words(m.group(1))
+        for k, w in enumerate(parts):
+            if fold(w) in _KIND_BY_FOLD and not (k == len(parts) - 1 and m.end() > m.end(1)):
+                out.add(i + k)
+        i += len(parts)
+    return frozenset(out)
 
 
 def name_text(name: str) -> str:

@@ -71,7 +71,8 @@ def test_record_code_anchors_as_code(demo_store: Store, embedder, demo_lines) ->
     step = _anchors(demo_store, embedder, f"{order['id']} siparişinin durumu nedir?", _owner(demo_lines))
     assert step.anchors[0].node.key == order["id"]
     assert step.anchors[0].how == "code" and step.anchors[0].score == 1.0
-    assert ("siparişinin", "order") in step.kinds
+    # (the kind said beside the code is what the code keys: the question asks no order)
+    assert ("siparişinin", "order") not in step.kinds
 
 
 @pytest.mark.parametrize("question, kinds", [
@@ -978,6 +979,46 @@ def test_a_field_asked_that_the_answer_node_lacks_is_read_from_a_record_attached
     assert r.trace.paths.paths[0].nodes[-1] == next(e for e, n in r.trace.paths.nodes.items() if n.key == "TED-8")
     assert not any(reason in f.why for f in r.trace.rank.facts), [(f.text, f.why) for f in r.trace.rank.facts]
     assert "TR15 0006 2000 4410" in r.context
+
+
+def test_a_kind_said_beside_a_code_says_what_the_code_keys(writer) -> None:  # type: ignore[no-untyped-def]
+    """"IE-9 iş emrindeki traktörün sahibi olan kooperatifin başkanının cep numarası":
+    "iş emrindeki" is the work order the code keys, so the question asks for a person of a
+    company (a possessive chain), three hops on, not for a work order; the technician
+    one hop away is a person but no company's. (Fails if the kind beside the code is
+    asked: the chain is broken, no focus, and the walk stops at the technician.)"""
+    _write_lines(writer, [
+        _rec("E-6", "personel", "Emre Kılıç", {"cep": "0533 100 20 30"}, []),
+        _rec("C-1", "musteri", "Kozan Tarım Kredi Kooperatifi", {"tip": "kooperatif"}, []),
+        _rec("P-1", "kisi", "Ahmet Özdemir", {"unvan": "Kooperatif Başkanı", "cep": "0532 744 18 90"},
+             [{"rel": "works_at", "kind": "musteri", "id": "C-1"}]),
+        _rec("MK-1", "makine", "MF 5713", {"şasi_no": "MF5713-TR-88412"},
+             [{"rel": "owned_by", "kind": "musteri", "id": "C-1"}]),
+        _rec("IE-9", "is_emri", "IE-9", {"konu": "Hidrolik yağ kaçağı"},
+             [{"rel": "for_machine", "kind": "makine", "id": "MK-1"}, {"rel": "assigned_to", "kind": "personel", "id": "E-6"}]),
+        _rec("IE-10", "is_emri", "IE-10", {"konu": "Fren ayarı"}, [{"rel": "assigned_to", "kind": "personel", "id": "E-6"}]),
+    ])
+    r = _ask(writer, "IE-9 iş emrindeki traktörün sahibi olan kooperatifin başkanının cep numarası nedir?")
+    assert "work_order" not in {k for _, k in r.trace.anchors.kinds}, r.trace.anchors.kinds
+    assert r.trace.paths.focus == "person"
+    assert _best_rels(r) == ["for_machine", "owned_by", "works_at"], r.trace.paths.paths
+    assert "0532 744 18 90" in r.context
+
+
+@pytest.mark.parametrize("question, kind, asked", [
+    ("What is the monthly installment of the patient whose lab order is LS-1?", "lab", False),
+    ("Elif'in lab siparişi ne zaman geldi?", "lab", False),
+    ("Laboratuvarın siparişi ne zaman geldi?", "lab", True),   # a genitive: the lab's order
+    ("Lab'ın siparişi ne zaman geldi?", "lab", True),
+    ("TAH-1 settled the bill for which pet's treatment?", "patient", True),
+    ("Which lab did the order go to?", "lab", True),
+])
+def test_a_bare_kind_word_before_another_says_which_one(question: str, kind: str, asked: bool) -> None:
+    """"lab order" is an order (a noun compound); "laboratuvarın siparişi" asks for the
+    lab's order, both kinds. (Fails if a compound's first word is asked for too.)"""
+    from brain.read.anchors import _asked_kinds
+
+    assert (kind in {k for _, k in _asked_kinds(analyse(question, NOW), set())}) is asked
 
 
 @pytest.mark.parametrize("question, chain", [

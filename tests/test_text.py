@@ -257,7 +257,7 @@ def test_kind_words_are_canonical() -> None:
                  "counterparty", "return", "brand", "insurer", "endorsement", "adjuster", "subscription",
                  "tariff", "outage", "patient", "treatment", "vaccination", "prescription", "doctor",
                  "appraisal", "title_deed", "listing", "candidate", "placement", "job", "timesheet",
-                 "event", "venue", "interview", "branch"}
+                 "event", "venue", "interview", "branch", "lab"}
     assert set(KIND_WORDS.values()) <= canonical
     assert KIND_WORDS["müşteri"] == KIND_WORDS["customer"] == "company"
     assert KIND_WORDS["çalışan"] == KIND_WORDS["employee"] == "person"
@@ -275,6 +275,7 @@ def test_kind_words_are_canonical() -> None:
     ("ogrenci", {"student", "person"}), ("veli", {"guardian", "person"}), ("kayit", {"enrollment"}),
     ("sinif", {"course_group"}), ("taksit", {"installment", "payment"}), ("durusma", {"hearing"}),
     ("avukat", {"lawyer", "person"}), ("muvekkil", {"company"}), ("iade", {"return"}),
+    ("dental_lab", {"lab"}), ("kooperatif", {"company"}), ("lab_siparisi", {"order"}),
 ])
 def test_a_stored_kind_reads_as_the_kinds_a_question_asks_for(stored: str, concepts: set[str]) -> None:
     # kinds are an open vocabulary (FORMAT.md): a store may call them anything

@@ -260,7 +260,8 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     found: dict[int, Anchor] = {}
     covered: set[int] = set()   # word positions already explained by an anchor
     # word positions inside a name an anchor matched exactly (not a fuzzy phrase's: one
-    # may run from a name into the kind word after it, "Kaya siparişi")
+    # may run from a name into the kind word after it, "Kaya siparişi"), and of a code's
+    # kind said beside it
     named_at: set[int] = set()
     near: list[Anchor] = []
 
@@ -275,11 +276,19 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     # 1. record codes, exactly as written (a code no record is keyed by may be part of a
     # name: step 3)
     if sent.codes is not None:
-        keyed = set()
+        keyed: dict[str, set[str]] = {}   # each code -> the kinds of what it keys
         for row in sent.codes.fetchall():
             keep(Anchor(_node(row), "code", row[4], 1.0))
-            keyed.add(str(row[4]).lower())
-        covered.update(i for i in sent.coded if words[i] in keyed)
+            keyed.setdefault(str(row[4]).lower(), set()).update(tx.kind_concepts(row[1]))
+        coded = {i: keyed[words[i]] for i in sent.coded if words[i] in keyed}
+        covered.update(coded)
+        # A kind word right beside a code, of the kind the code keys, says what the anchor
+        # is, as a name's words do ("IE-2026-0412 iş emrindeki traktörün sahibi": the work
+        # order's tractor's owner, not a work order; "SO-1008 siparişinin faturası"): not
+        # a kind asked (_asked_kinds), nor a link of a possessive chain (paths).
+        for i, j, kind in tx.kind_spans(q.info.text) if coded else ():
+            if kind in coded.get(i - 1, ()) or kind in coded.get(j, ()):
+                named_at.update(range(i, j))
 
     # 1b. the records stating an amount the question gives, if few do
     if sent.amounts is not None:
@@ -393,11 +402,17 @@ def _asked_kinds(q: Question, named_at: set[int]) -> tuple[tuple[str, str], ...]
     """The question's kinds but those said only inside a name it was anchored by: "Ege Diş
     Klinikleri" names a customer, it does not ask for a clinic ("Who's the account manager
     for Ege Diş Klinikleri?"). A kind word also said outside the name still asks."""
-    if not named_at:
-        return q.info.kinds
     spans = tx.kind_spans(q.info.text)
+    # A bare kind word right before another kind word says which one, as a noun compound
+    # does ("lab order", "lab siparişi": an order; "laboratuvarın siparişi", with its
+    # genitive, asks for both): it asks for nothing of its own.
+    bare = tx.bare_kind_words(q.info.text) if len(spans) > 1 else frozenset()
+    said = named_at | {i for (i, j, k), (i2, _, k2) in zip(spans, spans[1:])
+                       if j == i2 and j - i == 1 and k != k2 and i in bare}
+    if not said:
+        return q.info.kinds
     inside = ({kind for _, _, kind in spans}
-              - {kind for i, j, kind in spans if not named_at.issuperset(range(i, j))})
+              - {kind for i, j, kind in spans if not said.issuperset(range(i, j))})
     # (a kind the question implies by another word, question._IMPLIED_KINDS, is kept)
     return tuple((said, kind) for said, kind in q.info.kinds if kind not in inside)
 

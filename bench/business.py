@@ -213,7 +213,7 @@ def score_multi_hop(q: dict[str, Any], r: Any, ms: float) -> dict[str, Any]:
 
 def run_multi_hop(questions: list[dict[str, Any]], *, store: Any, embedder: Any,
                   configs: list[Any]) -> dict[str, list[dict[str, Any]]]:
-    from brain.format import parse_date
+    from brain.format import parse_now
     from brain.read import recall
 
     out: dict[str, list[dict[str, Any]]] = {}
@@ -223,7 +223,7 @@ def run_multi_hop(questions: list[dict[str, Any]], *, store: Any, embedder: Any,
         for n, q in enumerate(questions, start=1):
             t = time.perf_counter()
             r = recall(q["question"], workspace=q["workspace"], member=q.get("as"),
-                       now=parse_date(q["now"], "now"), config=cfg, store=store, embedder=embedder)
+                       now=parse_now(q["now"]), config=cfg, store=store, embedder=embedder)
             rows.append(score_multi_hop(q, r, (time.perf_counter() - t) * 1000))
             if n % 25 == 0 or n == len(questions):
                 print(f"  multi-hop {cfg.name}: {n}/{len(questions)} ({time.perf_counter() - t0:.0f} s)",

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +28,12 @@ def key(row: dict[str, Any]) -> tuple[str, str, str, str]:
 def answers(store: Any, embedder: Any, asked: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """Each question of `asked` (rows as bench.compare.questions gives them) answered."""
     from bench.locomo import configs
+    from brain.format import parse_now
     from brain.read import HYBRID, recall
 
     locomo = configs()["hybrid"]
     for q in asked:
-        now = datetime.fromisoformat(q["now"]) if q.get("now") else None
+        now = parse_now(q["now"]) if q.get("now") else None
         r = recall(q["question"], workspace=q["workspace"], member=q.get("as"), now=now, store=store,
                    embedder=embedder, config=locomo if q.get("locomo") else HYBRID)
         yield {"workspace": q["workspace"], "as": q.get("as"), "now": q.get("now"), "question": q["question"],

@@ -87,7 +87,7 @@ def score(question: dict[str, Any], context: str, everything: str, tokens: int, 
 def run_questions(questions: Iterable[dict[str, Any]], *, name: str, config: Any, store: Any,
                   embedder: Any, budget: int | None = None, progress: bool = False) -> Summary:
     """Ask every question through brain.recall and score it (trace included in leak checks)."""
-    from brain.format import parse_date
+    from brain.format import parse_now
     from brain.read import recall
 
     summary = Summary(name)
@@ -102,7 +102,7 @@ def run_questions(questions: Iterable[dict[str, Any]], *, name: str, config: Any
         from tqdm import tqdm
         bar = tqdm(total=len(items), desc=name, unit="q", dynamic_ncols=True)
     for q in items:
-        now = parse_date(q["now"], "now") if q.get("now") else None
+        now = parse_now(q["now"]) if q.get("now") else None
         t0 = time.perf_counter()
         r = recall(q["question"], workspace=q["workspace"], member=q.get("as"), now=now, budget=budget,
                    config=config, store=store, embedder=embedder)

@@ -17,7 +17,6 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -170,10 +169,11 @@ def background_after_recall(ask: Any, questions: list[dict[str, Any]], pause: fl
 
 def profile(store: Any, embedder: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
     from bench.__main__ import _embed_times
+    from brain.format import parse_now
     from brain.read import recall
 
     def ask(q: dict[str, Any]) -> Any:
-        now = datetime.fromisoformat(q["now"]) if q.get("now") else None
+        now = parse_now(q["now"]) if q.get("now") else None
         return recall(q["question"], workspace=q["workspace"], member=q.get("as"), now=now,
                       store=store, embedder=embedder)
 

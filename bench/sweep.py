@@ -181,7 +181,7 @@ def _progress(name: str, total: int) -> Callable[[], None]:
 def sweep_recall(questions: list[dict[str, Any]], forb: dict[str, Forbidden], *, store: Any,
                  embedder: Any) -> PathResult:
     """`brain.recall` for every asker and question: the context and the whole JSON trace."""
-    from brain.format import parse_date
+    from brain.format import parse_now
     from brain.read import recall
 
     res = PathResult("brain.recall")
@@ -190,7 +190,7 @@ def sweep_recall(questions: list[dict[str, Any]], forb: dict[str, Forbidden], *,
     for f in forb.values():
         a = f.asker
         for q in questions:
-            now = parse_date(q["now"], "now") if q.get("now") else None
+            now = parse_now(q["now"]) if q.get("now") else None
             try:
                 r = recall(q["question"], workspace=a.workspace, member=a.member, now=now, store=store,
                            embedder=embedder)
@@ -413,7 +413,7 @@ def control(lines: list[dict[str, Any]], forb: dict[str, Forbidden], *, store: A
             now: str) -> dict[str, Any]:
     """The detector must see a leak when there is one: the owner asks for invoice amounts
     and an IBAN, and the answer is checked against the sales member's forbidden values."""
-    from brain.format import parse_date
+    from brain.format import parse_now
     from brain.read import recall
 
     sales = forb["sales"]
@@ -421,7 +421,7 @@ def control(lines: list[dict[str, Any]], forb: dict[str, Forbidden], *, store: A
     owner = next(x["id"] for x in lines if x["type"] == "member" and x["workspace"] == ws and x["roles"] == ["owner"])
     inv = next(e for e in sales.values.values() if e["workspace"] == ws and e["kind"] == "invoice")
     question = f"{inv['id']} faturasının tutarı ne kadar?"
-    r = recall(question, workspace=ws, member=owner, now=parse_date(now, "now"), store=store, embedder=embedder)
+    r = recall(question, workspace=ws, member=owner, now=parse_now(now), store=store, embedder=embedder)
     found = sales.find(r.context + "\n" + r.to_json(), exempt=question)
     return {"asked_as": owner, "checked_against": "sales", "question": question, "detected": len(found),
             "ok": bool(found)}

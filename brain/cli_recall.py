@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from brain.errors import BadLine, BrainError
-from brain.format import parse_date
+from brain.format import parse_now
 
 
 def _now(value: str | None) -> datetime | None:
-    return parse_date(value, "now") if value else None
+    return parse_now(value) if value else None
 
 
 def _member(value: str | None) -> str | None:

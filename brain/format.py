@@ -36,6 +36,19 @@ def parse_date(value: Any, what: str = "date") -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
+def parse_now(value: Any) -> datetime:
+    """A question's `now` (FORMAT.md §2): an ISO date-time as it is, a bare date as the
+    last moment of that day (UTC). A question "asked on 2026-11-09" is asked after what
+    that day's facts say: read as the day's first moment, a reply sent that morning would
+    be "after now" (ranked down as stated later) and a period's "today" would hold
+    nothing yet. (An expiry on that day's midnight has passed either way.)"""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return datetime.combine(value, time.max, tzinfo=timezone.utc)
+    if isinstance(value, str) and len(value.strip()) == 10:
+        return parse_date(value, "now").replace(hour=23, minute=59, second=59, microsecond=999999)
+    return parse_date(value, "now")
+
+
 @dataclass(frozen=True)
 class Ref:
     """A pointer to an entity: by kind and id, or (for senders) by a plain name."""

@@ -16,7 +16,7 @@ import streamlit as st
 
 from brain.db import Store
 from brain.embed import Embedder
-from brain.format import parse_date
+from brain.format import parse_date, parse_now
 from brain.read.config import HYBRID
 from explorer import resources
 from explorer.state import StateKeys as K
@@ -180,7 +180,7 @@ def render(*, asker: bool = True) -> View | None:
                                  help="The most cl100k tokens the context may hold.")
         st.session_state[K.BUDGET] = int(budget)
 
-    view = View(store, workspace, member, members, modules, parse_date(now), int(budget))
+    view = View(store, workspace, member, members, modules, parse_now(now), int(budget))
     sync_url(view)
     return view
 

@@ -273,6 +273,7 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             covered.update(positions)
 
     words = q.words
+    folded = [tx.fold(w) for w in words]
     # 1. record codes, exactly as written (a code no record is keyed by may be part of a
     # name: step 3)
     if sent.codes is not None:
@@ -319,6 +320,13 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             sure = (1.0 if not best else 0.9) * (1.0 if len(group) == 1 else 0.8)
             for row in group:
                 keep(Anchor(_node(row), keys[row[4]][1], " ".join(words[i:j]), sure))
+            # the words right after a short name matched (an alias, "Dinamik") that go on
+            # with its entity's full name ("Dinamik Sürücü" of "Dinamik Sürücü Elektronik
+            # ...") are that name too: "sürücü" is no driver asked for
+            if len(group) == 1:
+                rest = {tx.fold(w) for w in tx.words(str(group[0][3]))}
+                while j < len(words) and folded[j] in rest:
+                    j += 1
             covered.update(range(i, j))
             named_at.update(range(i, j))
 

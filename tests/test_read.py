@@ -1017,6 +1017,24 @@ def test_the_words_after_a_short_name_that_go_on_with_it_are_the_name(writer) ->
     assert r.trace.anchors.kinds == (), r.trace.anchors.kinds
 
 
+def test_a_longer_name_joining_two_names_the_question_says_is_an_anchor(writer) -> None:  # type: ignore[no-untyped-def]
+    """"Ayten Karaca'nın Kapadokya rezervasyonu": the booking named after both her and
+    the region is what the question names, not her other booking; "Kızılay İş Hanı
+    asansörü" would be the building's lift. (Fails without joined names: both words are
+    matched by shorter names, and neither booking is an anchor.)"""
+    _write_lines(writer, [
+        _rec("K-1", "customer", "Ayten Karaca", {"telefon": "0532 111 22 33"}, []),
+        _rec("BL-1", "region", "Kapadokya", {"il": "Nevşehir"}, []),
+        _rec("RZ-1", "booking", "RZ-1 Kapadokya – Ayten Karaca", {"otel": "Taşkonak"},
+             [{"rel": "customer", "kind": "customer", "id": "K-1"}]),
+        _rec("RZ-2", "booking", "RZ-2 Yılbaşı Kaleiçi – Ayten Karaca", {"otel": "Kaleiçi Konak"},
+             [{"rel": "customer", "kind": "customer", "id": "K-1"}]),
+    ])
+    r = _ask(writer, "Ayten Karaca'nın Kapadokya rezervasyonu hangi otelde?")
+    joined = [a for a in r.trace.anchors.anchors if a.node.kind == "booking"]
+    assert [(a.node.key, a.how) for a in joined] == [("RZ-1", "contains")], r.trace.anchors.anchors
+
+
 @pytest.mark.parametrize("question, kind, asked", [
     ("What is the monthly installment of the patient whose lab order is LS-1?", "lab", False),
     ("Elif'in lab siparişi ne zaman geldi?", "lab", False),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -263,6 +264,7 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     # may run from a name into the kind word after it, "Kaya siparişi"), and of a code's
     # kind said beside it
     named_at: set[int] = set()
+    named_spans: list[range] = []   # the question's spans that names matched, in order
     near: list[Anchor] = []
 
     def keep(a: Anchor, positions: range | None = None) -> None:
@@ -329,6 +331,14 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
                     j += 1
             covered.update(range(i, j))
             named_at.update(range(i, j))
+            named_spans.append(range(i, j))
+
+    # 2b. a longer name that holds words of a name matched above and of another part of
+    # the question, which it joins ("Ayten Karaca'nın Kapadokya rezervasyonu": the booking
+    # "RZ-0412 Kapadokya – Ayten Karaca", of her two; "Kızılay İş Hanı asansörü": the
+    # building's lift): more precisely what the question names than either part alone
+    if named_spans and sent.contains is not None:
+        _join_names(sent.contains.fetchall(), named_spans, _loose(words, frozenset(), sent.coded), found, keep)
 
     # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
     # (nor is a word of a kind said in more words: "analiz" of "analiz raporunda")
@@ -404,6 +414,38 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     misses = tuple(a for a in near if a.node.entity_id not in near_ids)[:20]
     return AnchorStep(tuple(anchors), _asked_kinds(q, named_at), misses,
                       sent.ms + (time.perf_counter() - t0) * 1000, tuple(sorted(named_at)))
+
+
+# Longer names joining two parts of the question are anchors when this few are found: more
+# are a common word's (every "... Sitesi ... Blok Asansörü" of one building)
+_JOINED_MAX = 3
+
+
+def _join_names(rows: list[Any], named_spans: list[range], forms: dict[str, int], found: dict[int, Anchor],
+                keep: Callable[[Anchor], None]) -> None:
+    """Anchor the entities not yet anchored whose names hold the words of two parts of the
+    question, at least one of them a name matched exactly (`named_spans`); `forms`: every
+    loose word's forms (`_loose`), `rows`: CONTAINS_ANY_SQL's, which asked for them all."""
+    if len(rows) >= CONTAINS_ANY_ROWS:
+        return   # (cut short: which names join is not known)
+    part = {k: n for n, span in enumerate(named_spans) for k in span}
+    held: dict[int, set[int]] = {}
+    first: dict[int, Any] = {}
+    for row in rows:
+        if row[0] in found:
+            continue
+        first.setdefault(row[0], row)
+        held.setdefault(row[0], set()).update(forms[f] for f in row[5] if f in forms)
+    joined = []
+    for eid, at in held.items():
+        parts = {part.get(k, -1 - k) for k in at}
+        if len(parts) >= 2 and any(p >= 0 for p in parts):
+            joined.append(eid)
+    if len(joined) > _JOINED_MAX:
+        return
+    for eid in joined:
+        row = first[eid]
+        keep(Anchor(_node(row), "contains", row[3], 0.85 if len(joined) == 1 else 0.7))
 
 
 def _asked_kinds(q: Question, named_at: set[int]) -> tuple[tuple[str, str], ...]:

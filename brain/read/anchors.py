@@ -337,8 +337,10 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     # the question, which it joins ("Ayten Karaca'nın Kapadokya rezervasyonu": the booking
     # "RZ-0412 Kapadokya – Ayten Karaca", of her two; "Kızılay İş Hanı asansörü": the
     # building's lift): more precisely what the question names than either part alone
-    if named_spans and sent.contains is not None:
-        _join_names(sent.contains.fetchall(), named_spans, _loose(words, frozenset(), sent.coded), found, keep)
+    # (read once: a psycopg cursor gives its rows once)
+    contains = sent.contains.fetchall() if sent.contains is not None else None
+    if named_spans and contains is not None:
+        _join_names(contains, named_spans, _loose(words, frozenset(), sent.coded), found, keep)
 
     # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
     # (nor is a word of a kind said in more words: "analiz" of "analiz raporunda")
@@ -348,7 +350,7 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     phrased |= tx.attribute_phrase_positions(q.info.text)
     forms = _loose(words, covered | phrased, sent.coded)
     if forms:
-        holding = _contains_from(sent.contains.fetchall(), forms) if sent.contains is not None else None
+        holding = _contains_from(contains, forms) if contains is not None else None
         if holding is None:
             holding = conn.execute(CONTAINS_SQL, {"ws": workspace, "tsq": _tsquery(forms)}).fetchall()
         by_word: dict[int, list[Any]] = {}
@@ -429,22 +431,16 @@ def _join_names(rows: list[Any], named_spans: list[range], forms: dict[str, int]
     if len(rows) >= CONTAINS_ANY_ROWS:
         return   # (cut short: which names join is not known)
     part = {k: n for n, span in enumerate(named_spans) for k in span}
-    held: dict[int, set[int]] = {}
-    first: dict[int, Any] = {}
-    for row in rows:
-        if row[0] in found:
+    joined: dict[int, Any] = {}
+    for row in rows:   # (each of an entity's names on its own: two aliases join nothing)
+        if row[0] in found or row[0] in joined:
             continue
-        first.setdefault(row[0], row)
-        held.setdefault(row[0], set()).update(forms[f] for f in row[5] if f in forms)
-    joined = []
-    for eid, at in held.items():
-        parts = {part.get(k, -1 - k) for k in at}
+        parts = {part.get(k, -1 - k) for k in {forms[f] for f in row[5] if f in forms}}
         if len(parts) >= 2 and any(p >= 0 for p in parts):
-            joined.append(eid)
+            joined[row[0]] = row
     if len(joined) > _JOINED_MAX:
         return
-    for eid in joined:
-        row = first[eid]
+    for row in joined.values():
         keep(Anchor(_node(row), "contains", row[3], 0.85 if len(joined) == 1 else 0.7))
 
 

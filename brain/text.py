@@ -913,6 +913,22 @@ def record_spans(text: str) -> tuple[tuple[date, date], ...]:
                  for m in field_months(text))
 
 
+def period_of_a_record(question: str, period: Period) -> bool:
+    """Whether the question's period words qualify a kind word, naming a record by its
+    period ("Ekim faturasını", "geçen ayın faturası", "the October invoice", "the invoice
+    for October") rather than saying when something happened ("Ekim'de gelen fatura")."""
+    toks, said = _words(question), _words(period.words)
+    spans = kind_spans(question)
+    n = len(said)
+    for k in range(len(toks) - n + 1):
+        if toks[k:k + n] == said:
+            if any(i == k + n for i, _, _ in spans):
+                return True
+            if k >= 1 and toks[k - 1] in ("for", "from", "of") and any(j == k - 1 for _, j, _ in spans):
+                return True
+    return False
+
+
 def expand_terms(question: str) -> list[str]:
     """Surface words (both languages) of every concept the question touches, minus
     those already in it: "vergi numarası" brings "tax number", "vkn", ..."""

@@ -1035,6 +1035,37 @@ def test_a_longer_name_joining_two_names_the_question_says_is_an_anchor(writer) 
     assert [(a.node.key, a.how) for a in joined] == [("RZ-1", "contains")], r.trace.anchors.anchors
 
 
+@pytest.mark.parametrize("question, of_record", [
+    ("Ümitköy sitesi Ekim faturasını ne zaman ödeyeceğini söyledi?", True),
+    ("Geçen ayın faturası ödendi mi?", True),
+    ("Who paid the invoice for October?", True),
+    ("Was the October invoice paid?", True),
+    ("Ekim'de gelen faturalar hangileri?", False),
+    ("Which invoices came last month?", False),
+])
+def test_a_period_qualifying_a_kind_names_a_record(question: str, of_record: bool) -> None:
+    period = tx.parse_period(question, NOW)
+    assert period is not None and tx.period_of_a_record(question, period) is of_record
+
+
+def test_what_was_said_of_a_period_s_record_is_not_judged_by_the_period(writer) -> None:  # type: ignore[no-untyped-def]
+    """"Ekim faturasını ne zaman ödeyeceğini söyledi?": October names the invoice; the
+    customer's reply in November is what is asked, not a fact outside October. (Fails if
+    the turn is ranked down as out of the period.)"""
+    _write_lines(writer, [
+        _rec("MUS-3", "customer", "Ümitköy Yaşam Sitesi Yönetimi", {}, []),
+        _rec("FTR-11", "invoice", "FTR-11", {"aciklama": "Ekim 2026 periyodik bakım", "durum": "gecikmede"},
+             [{"rel": "customer", "kind": "customer", "id": "MUS-3"}], date="2026-10-05"),
+        {"type": "message", "workspace": "a", "module": "sales", "channel": "email", "id": "em-28", "thread": "t-28",
+         "date": "2026-11-05T13:30:00+03:00", "from": "Ahmet Türkmen", "about": [{"kind": "customer", "id": "MUS-3"}],
+         "text": "Aidatlar toplanınca 25 Kasım'da ödeyeceğiz, gecikme için kusura bakmayın."},
+    ])
+    r = _ask(writer, "Ümitköy sitesi Ekim faturasını ne zaman ödeyeceğini söyledi?",
+             now=datetime(2026, 11, 16, tzinfo=timezone.utc))
+    parts = {f.text.split(":")[0]: f.parts for f in r.trace.rank.facts}
+    assert "period" not in parts["Ahmet Türkmen"] and parts["invoice FTR-11 | aciklama"].get("period") == 1.0, parts
+
+
 @pytest.mark.parametrize("question, kind, asked", [
     ("What is the monthly installment of the patient whose lab order is LS-1?", "lab", False),
     ("Elif'in lab siparişi ne zaman geldi?", "lab", False),

@@ -385,6 +385,9 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     period = q.period if q.period is not None and q.period.start <= q.now else None
     if period is not None:   # (its days, for the days records' fields hold)
         p_first, p_last = period.start.date(), period.end.date()
+    # (a period naming a record, "Ekim faturasını ne zaman ödeyeceğini söyledi?", is the
+    # record's: what was said about it, often later, is neither in nor out of it)
+    records_only = period is not None and tx.period_of_a_record(q.info.text, period)
     # ... but a record planned for it says so in a field: "önümüzdeki hafta hangi mülakat
     # planlı?" asks for the interview whose "scheduled_at" falls next week (any date field
     # counts, as nothing has happened yet; a record without one is neither in nor out)
@@ -435,7 +438,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
         if mid in answer:
             parts["answer"] = 1.0
             score += w_answer
-        if period is not None:
+        if period is not None and (origin == "record" or not records_only):
             # (a record with a date field is in the period by that day, not by the day it
             # was synced: an event "tarih: 2026-05-16" booked in March took place in May,
             # one booked in May for September did not)

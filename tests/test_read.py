@@ -20,7 +20,7 @@ from brain.db import IntArray, Store
 from brain.read import HYBRID, VECTOR_ONLY, recall
 from brain.read.anchors import find_anchors
 from brain.read.question import analyse
-from brain.tokens import count_tokens
+from brain.tokens import count_tokens, line_tokens
 from tests.test_store import writer  # noqa: F401 (a fixture: a fresh store with two workspaces)
 
 NOW = datetime(2026, 11, 20, tzinfo=timezone.utc)
@@ -247,6 +247,21 @@ def test_an_earlier_version_of_a_record_shows_what_it_said_otherwise() -> None:
              "faturalanan → musteri MUS-5 (Başkent Lojistik)")
     assert _changed(older, newer) == "invoice INV-7 (INV-7) | durum: ödenmedi | faturalanan → musteri MUS-5 (Başkent Lojistik)"
     assert _changed(newer, newer) == "invoice INV-7 (INV-7)"
+
+
+def test_a_fact_line_says_its_day_once() -> None:
+    """A source that already ends with the fact's day ("whatsapp export 2026-09-22") is not
+    followed by that day again; any other source is. (Fails when the day is repeated.)"""
+    from brain.read.compact import _fact_parts
+    from brain.read.trace import Fact
+
+    day = datetime(2026, 9, 22, 10, tzinfo=timezone.utc)
+    fact = Fact(7, "Kargo yarın çıkıyor.", "message", "message", "sales", "whatsapp export 2026-09-22", day, day,
+                None, False, None, (), {}, 1.0)
+    line, n, _ = _fact_parts(fact, day + timedelta(days=3))
+    assert line == "[7] Kargo yarın çıkıyor. (whatsapp export 2026-09-22, 3d old)" and n == line_tokens(line)
+    line, _, _ = _fact_parts(replace(fact, source="whatsapp"), day + timedelta(days=3))
+    assert line.endswith("(whatsapp, 2026-09-22, 3d old)")
 
 
 def test_a_plain_baseline_searches_the_vector_index_as_widely_as_before(demo_store, embedder, demo_lines,  # type: ignore[no-untyped-def]

@@ -70,7 +70,10 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
     the stamp that says where and when it comes from), what the line costs in a context
     (its exact count with the joining newline, see brain.tokens.line_tokens), and the
     parts it is counted by (None for a cut line, counted whole)."""
-    stamp = f"{f.source}, {_day(f.occurred_at)}"
+    day = _day(f.occurred_at)
+    # (a source that says its day already, "whatsapp export 2026-09-22", is not followed
+    # by it again: ~6 tokens on most lines of a full context)
+    stamp = f.source if f.source.endswith(day) else f"{f.source}, {day}"
     if _day(f.confirmed_at) != _day(f.occurred_at):
         stamp += f", confirmed {_day(f.confirmed_at)}"
     stamp += f", {_age(now, f.confirmed_at)}"

@@ -445,20 +445,21 @@ def _join_names(rows: list[Any], named_spans: list[range], forms: dict[str, int]
 
 
 def _asked_kinds(q: Question, named_at: set[int]) -> tuple[tuple[str, str], ...]:
-    """The question's kinds but those said only inside a name it was anchored by: "Ege Diş
-    Klinikleri" names a customer, it does not ask for a clinic ("Who's the account manager
-    for Ege Diş Klinikleri?"). A kind word also said outside the name still asks."""
+    """The question's kinds but those said only where they ask for nothing: inside a name
+    it was anchored by, or beside a code as the kind of what it keys (`named_at`: "Ege Diş
+    Klinikleri" names a customer, it does not ask for a clinic), or as the first word of a
+    noun compound. A kind word also said elsewhere still asks."""
     spans = tx.kind_spans(q.info.text)
     # A bare kind word right before another kind word says which one, as a noun compound
     # does ("lab order", "lab siparişi": an order; "laboratuvarın siparişi", with its
     # genitive, asks for both): it asks for nothing of its own.
     bare = tx.bare_kind_words(q.info.text) if len(spans) > 1 else frozenset()
-    said = named_at | {i for (i, j, k), (i2, _, k2) in zip(spans, spans[1:])
+    idle = named_at | {i for (i, j, k), (i2, _, k2) in zip(spans, spans[1:])
                        if j == i2 and j - i == 1 and k != k2 and i in bare}
-    if not said:
+    if not idle:
         return q.info.kinds
     inside = ({kind for _, _, kind in spans}
-              - {kind for i, j, kind in spans if not said.issuperset(range(i, j))})
+              - {kind for i, j, kind in spans if not idle.issuperset(range(i, j))})
     # (a kind the question implies by another word, question._IMPLIED_KINDS, is kept)
     return tuple((said, kind) for said, kind in q.info.kinds if kind not in inside)
 

@@ -157,11 +157,18 @@ def words(s: str) -> list[str]:
 # one text, split once. Readers here take the tuple; `words` gives callers a list of their own.
 @lru_cache(maxsize=1024)
 def _words(s: str) -> tuple[str, ...]:
-    text = unicodedata.normalize("NFC", s).translate(_HYPHEN_TABLE)
     out: list[str] = []
-    for m in _TOKEN_RE.finditer(text):
-        out.extend(_token_words(m.group(1)))
+    for ws, _ in _token_runs(s):
+        out.extend(ws)
     return tuple(out)
+
+
+def _token_runs(s: str) -> Iterator[tuple[tuple[str, ...], bool]]:
+    """Each token's words (`_words` is them all, in order), and whether an apostrophe
+    ending followed it ("lab'ın", "pet's": the ending is cut)."""
+    text = unicodedata.normalize("NFC", s).translate(_HYPHEN_TABLE)
+    for m in _TOKEN_RE.finditer(text):
+        yield _token_words(m.group(1)), m.end() > m.end(1)
 
 
 # Ranking splits every candidate fact into words and stems: the same few thousand tokens
@@ -715,13 +722,11 @@ def bare_kind_words(question: str) -> frozenset[int]:
     """The positions in `words(question)` of kind words said exactly as the lexicon has
     them, with no ending ("lab", "müşteri"; not "müşterinin", nor "lab'ın" and "pet's",
     whose endings `words` cuts after the apostrophe)."""
-    text = unicodedata.normalize("NFC", question).translate(_HYPHEN_TABLE)
     out: set[int] = set()
     i = 0
-    for m in _TOKEN_RE.finditer(text):
-        parts = _token_words(m.group(1))
+    for parts, suffixed in _token_runs(question):
         for k, w in enumerate(parts):
-            if fold(w) in _KIND_BY_FOLD and not (k == len(parts) - 1 and m.end() > m.end(1)):
+            if fold(w) in _KIND_BY_FOLD and not (suffixed and k == len(parts) - 1):
                 out.add(i + k)
         i += len(parts)
     return frozenset(out)

@@ -170,6 +170,8 @@ class Lookups:
     ms: float
     contains: Rows | None = None                   # CONTAINS_ANY_SQL, for the words no code explains
     amounts: Rows | None = None                    # AMOUNTS_SQL, for the amounts it gives
+    folded: tuple[str, ...] = ()                   # the question's words, folded
+    forms: dict[str, int] | None = None            # what `contains` asked for: every loose word's forms
 
 
 def _loose(words: tuple[str, ...], covered: set[int] | frozenset[int],
@@ -242,7 +244,8 @@ def send_lookups(conn: Executor, q: Worded, *, workspace: str) -> Lookups:
                 if forms else None)
     given = amounts(words) + day_forms(q.text, q.now)
     stated = conn.execute(AMOUNTS_SQL, {"ws": workspace, "values": TextArray(given)}) if given else None
-    return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000, contains, stated)
+    return Lookups(codes, names, coded, keys, (time.perf_counter() - t0) * 1000, contains, stated,
+                   tuple(folded), forms)
 
 
 @functools.lru_cache(maxsize=256)
@@ -275,7 +278,7 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
             covered.update(positions)
 
     words = q.words
-    folded = [tx.fold(w) for w in words]
+    folded = sent.folded or tuple(tx.fold(w) for w in words)
     # 1. record codes, exactly as written (a code no record is keyed by may be part of a
     # name: step 3)
     if sent.codes is not None:
@@ -340,7 +343,8 @@ def find_anchors(conn: Executor, q: Question, *, workspace: str, cfg: RecallConf
     # (read once: a psycopg cursor gives its rows once)
     contains = sent.contains.fetchall() if sent.contains is not None else None
     if named_spans and contains is not None:
-        _join_names(contains, named_spans, _loose(words, frozenset(), sent.coded), found, keep)
+        _join_names(contains, named_spans, sent.forms if sent.forms is not None else
+                    _loose(words, frozenset(), sent.coded), found, keep)
 
     # 3. a question word contained in a longer name ("Ağaoğlu" in "Ağaoğlu Yapı Market")
     # (nor is a word of a kind said in more words: "analiz" of "analiz raporunda")

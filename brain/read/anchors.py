@@ -60,7 +60,7 @@ AMOUNTS_SQL = _records_per_value("m.fts @@ to_tsquery('simple', quote_literal(v.
 
 NAMES_SQL = f"""
 SELECT DISTINCT ON (e.entity_id, n.name_key) {_ENTITY_COLS}, n.name_key
-  FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
+  FROM visible_entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
  WHERE n.workspace_id = %(ws)s AND n.name_key = ANY(%(keys)s)
  ORDER BY e.entity_id, n.name_key"""
 
@@ -68,7 +68,7 @@ SELECT DISTINCT ON (e.entity_id, n.name_key) {_ENTITY_COLS}, n.name_key
 # that the match's weight, which its word count sets, never depends on the plan)
 CONTAINS_SQL = f"""
 SELECT DISTINCT ON (e.entity_id) {_ENTITY_COLS}, n.name_key
-  FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
+  FROM visible_entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
  WHERE n.workspace_id = %(ws)s AND n.name_words @@ to_tsquery('simple', %(tsq)s)
  ORDER BY e.entity_id, array_length(string_to_array(n.name_key, ' '), 1), n.name_key
  LIMIT 60"""
@@ -85,7 +85,7 @@ SELECT {_ENTITY_COLS}, n.name_key,
               WHERE n.name_words @@ to_tsquery('simple', quote_literal(f.form))) AS held,
        row_number() OVER (PARTITION BY e.entity_id
                           ORDER BY array_length(string_to_array(n.name_key, ' '), 1), n.name_key) AS place
-  FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
+  FROM visible_entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
  WHERE n.workspace_id = %(ws)s AND n.name_words @@ to_tsquery('simple', %(tsq)s)
  ORDER BY e.entity_id, place
  LIMIT {CONTAINS_ANY_ROWS}"""
@@ -104,7 +104,10 @@ SELECT q.i, {_ENTITY_COLS}, t.name_key, 1 - t.dist AS sim
   -- first, 0.2 ms of a ~1 ms probe on the demo business and growing with the workspace
   CROSS JOIN LATERAL (
       SELECT v.entity_id, v.kind, v.key, v.name FROM visible_entities v
-       WHERE v.workspace_id = %(ws)s AND v.entity_id = t.entity_id OFFSET 0) e
+       WHERE v.workspace_id = %(ws)s AND v.entity_id = t.entity_id
+         -- (and the name found is one the asker may read: sql/036)
+         AND EXISTS (SELECT 1 FROM visible_entity_names vn WHERE vn.workspace_id = %(ws)s
+                        AND vn.entity_id = t.entity_id AND vn.name_key = t.name_key) OFFSET 0) e
  ORDER BY q.i, t.dist, e.entity_id"""
 
 # An entity that a visible memory names is visible by the rule's own definition (see
@@ -114,7 +117,7 @@ MEANING_SQL = f"""
 SELECT me.memory_id, {_ENTITY_COLS}
   FROM memory_entities me
   JOIN visible_memories m USING (workspace_id, memory_id)
-  JOIN entities e USING (workspace_id, entity_id)
+  JOIN named_entities e USING (workspace_id, entity_id)
  WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND me.role IN ('subject', 'about', 'from')
  ORDER BY me.memory_id, me.entity_id"""
 
@@ -131,9 +134,9 @@ NEWEST_SQL = _records_per_value("m.kind = v.value", "m.occurred_at DESC, m.memor
 SAID_SQL = f"""
 SELECT * FROM (
     SELECT me.memory_id, me.role, {_ENTITY_COLS}
-      FROM memory_entities me
+      FROM visible_memory_entities me
       JOIN visible_memories m USING (workspace_id, memory_id)
-      JOIN entities e USING (workspace_id, entity_id)
+      JOIN named_entities e USING (workspace_id, entity_id)
      WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s) AND m.origin <> 'record'
        AND me.role IN ('from', 'about', 'mention')
     UNION ALL

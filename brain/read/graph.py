@@ -47,13 +47,13 @@ SEARCH_SQL = """
 SELECT DISTINCT ON (e.entity_id) e.entity_id, e.kind, e.key, e.name,
        CASE WHEN n.name_key = %(folded)s OR upper(e.key) = upper(%(raw)s) THEN 0
             WHEN strpos(n.name_key, %(folded)s) = 1 THEN 1 ELSE 2 END AS quality
-  FROM entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
+  FROM visible_entity_names n JOIN visible_entities e USING (workspace_id, entity_id)
  WHERE n.workspace_id = %(ws)s AND (strpos(n.name_key, %(folded)s) > 0 OR upper(e.key) = upper(%(raw)s))
  LIMIT 200"""
 
 FUZZY_SQL = """
 SELECT e.entity_id, e.kind, e.key, e.name, t.dist
-  FROM (SELECT n.entity_id, n.trigrams <=> %(vec)s AS dist FROM entity_names n
+  FROM (SELECT n.entity_id, n.trigrams <=> %(vec)s AS dist FROM visible_entity_names n
          WHERE n.workspace_id = %(ws)s ORDER BY n.trigrams <=> %(vec)s LIMIT %(limit)s) t
   JOIN visible_entities e ON e.workspace_id = %(ws)s AND e.entity_id = t.entity_id
  WHERE t.dist < 0.6"""
@@ -65,8 +65,8 @@ SELECT e.src_id, e.rel, e.dst_id, e.module, e.memory_id, m.text, e.valid_from,
        s.kind, s.key, s.name, d.kind, d.key, d.name
   FROM visible_edges e
   JOIN visible_memories m ON m.workspace_id = e.workspace_id AND m.memory_id = e.memory_id
-  JOIN entities s ON s.workspace_id = e.workspace_id AND s.entity_id = e.src_id
-  JOIN entities d ON d.workspace_id = e.workspace_id AND d.entity_id = e.dst_id
+  JOIN named_entities s ON s.workspace_id = e.workspace_id AND s.entity_id = e.src_id
+  JOIN named_entities d ON d.workspace_id = e.workspace_id AND d.entity_id = e.dst_id
  WHERE e.workspace_id = %(ws)s AND (e.src_id = ANY(%(ids)s) OR e.dst_id = ANY(%(ids)s))
  ORDER BY e.valid_from DESC
  LIMIT %(limit)s"""

@@ -81,7 +81,7 @@ SELECT memory_id, hidden_reason FROM memory_visibility
  WHERE workspace_id = %(ws)s AND memory_id = ANY(%(ids)s)"""
 
 ENTITY_REASONS_SQL = """
-SELECT entity_id, hidden_reason, hidden_reasons FROM entity_visibility
+SELECT entity_id, hidden_reason, hidden_reasons, name_hidden_reason FROM entity_visibility
  WHERE workspace_id = %(ws)s AND entity_id = ANY(%(ids)s)"""
 
 EDGE_REASONS_SQL = """
@@ -143,12 +143,20 @@ def explain_hidden(question: str, *, workspace: str, member: str | None, operato
                 items.append(HiddenItem("fact", int(mid), f.text, reason,
                                         f"{REASONS.get(reason, reason)} (module {f.module})", ()))
         visible_nodes = []
-        for eid, reason, reasons in conn.execute(ENTITY_REASONS_SQL, {"ws": workspace, "ids": list(nodes)}):
+        for eid, reason, reasons, name_reason in conn.execute(ENTITY_REASONS_SQL,
+                                                               {"ws": workspace, "ids": list(nodes)}):
+            node = nodes[int(eid)]
             if reason:
                 detail = "facts naming it are hidden: " + ", ".join(REASONS.get(r, r) for r in (reasons or []))
-                items.append(HiddenItem("entity", int(eid), nodes[int(eid)].label, reason, detail, (int(eid),)))
-            else:
-                visible_nodes.append(int(eid))
+                items.append(HiddenItem("entity", int(eid), node.label, reason, detail, (int(eid),)))
+                continue
+            visible_nodes.append(int(eid))
+            if name_reason:
+                # the entity exists for the member (a fact they read refers to it), its name
+                # does not: the fact that gave it is hidden from them
+                items.append(HiddenItem("name", int(eid), node.label, name_reason,
+                                        f"seen as {node.kind} {node.key}: the fact that names it is hidden",
+                                        (int(eid),)))
         on_paths = {(h.src, h.rel, h.dst) for p in tr.paths.paths for h in p.hops}
         for src, rel, dst, mid, reason in conn.execute(EDGE_REASONS_SQL, {"ws": workspace, "ids": hop_ids}):
             if (int(src), rel, int(dst)) not in on_paths:

@@ -26,8 +26,8 @@ EDGES_SQL = """
 SELECT e.rel, e.src_id, e.dst_id, e.memory_id, e.valid_from,
        s.kind, s.key, s.name, d.kind, d.key, d.name
   FROM visible_edges e
-  JOIN entities s ON s.workspace_id = e.workspace_id AND s.entity_id = e.src_id
-  JOIN entities d ON d.workspace_id = e.workspace_id AND d.entity_id = e.dst_id
+  JOIN named_entities s ON s.workspace_id = e.workspace_id AND s.entity_id = e.src_id
+  JOIN named_entities d ON d.workspace_id = e.workspace_id AND d.entity_id = e.dst_id
  WHERE e.workspace_id = %(ws)s AND (e.src_id = ANY(%(ids)s) OR e.dst_id = ANY(%(ids)s))
  -- in a fixed order: equally scored steps are taken in row order, which must not be the plan's
  ORDER BY e.src_id, e.dst_id, e.rel, e.memory_id"""
@@ -39,7 +39,7 @@ RELATION_NAMES_SQL = "SELECT brain_relation_names(), brain_kind_names()"
 # (named by a visible memory, an entity is visible: see anchors.MEANING_SQL)
 HIT_ENTITIES_SQL = """
 SELECT me.memory_id, me.entity_id
-  FROM memory_entities me JOIN visible_memories m USING (workspace_id, memory_id)
+  FROM visible_memory_entities me
  WHERE me.workspace_id = %(ws)s AND me.memory_id = ANY(%(ids)s)"""
 
 

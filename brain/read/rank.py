@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -82,7 +83,17 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
              WHERE c.workspace_id = m.workspace_id AND c.ref_key = m.ref_key AND c.valid_to IS NULL
              LIMIT 1) END AS current_version,
        bs.seeds AS beside,
-       {node_cols} AS node_facts
+       {node_cols} AS node_facts,
+       -- the link targets a record's stored text gives by kind and key alone (its writer
+       -- could not carry a name some of its readers may not read, sql/036), with the names
+       -- this asker may read: rank reads the record as naming them (_with_link_names)
+       CASE WHEN m.origin = 'record' THEN
+           (SELECT jsonb_agg(jsonb_build_array(t.kind || ' ' || t.key, t.name) ORDER BY t.entity_id)
+              FROM memory_entities l
+              JOIN named_entities t ON t.workspace_id = l.workspace_id AND t.entity_id = l.entity_id
+             WHERE l.workspace_id = m.workspace_id AND l.memory_id = m.memory_id AND l.role = 'link'
+               AND strpos(m.text, ' → ' || t.kind || ' ' || t.key || ' (') = 0 AND t.name <> t.key)
+       END AS link_names
   FROM visible_memories m
   LEFT JOIN restated rs ON rs.older_id = m.memory_id
   -- the seeds a row sits beside, grouped once (a subquery per row cost ~0.3 ms on LoCoMo)
@@ -90,7 +101,7 @@ SELECT m.memory_id, m.text, m.origin, m.kind, m.module, m.source, m.occurred_at,
          ON bs.memory_id = m.memory_id
   -- who sent it (one sender at most: sql/020)
   LEFT JOIN memory_entities mf ON mf.workspace_id = m.workspace_id AND mf.memory_id = m.memory_id AND mf.role = 'from'
-  LEFT JOIN entities se ON se.workspace_id = mf.workspace_id AND se.entity_id = mf.entity_id{node_join}
+  LEFT JOIN named_entities se ON se.workspace_id = mf.workspace_id AND se.entity_id = mf.entity_id{node_join}
  WHERE m.workspace_id = %(ws)s AND m.memory_id IN (SELECT memory_id FROM cand)
  -- equal scores keep row order: a fixed one, not the plan's
  ORDER BY m.memory_id"""
@@ -301,7 +312,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
             if why or with_nodes else None)
     if then is not None:
         then()
-    rows = sent.fetchall() if sent is not None else []
+    rows = [_with_link_names(r) for r in sent.fetchall()] if sent is not None else []
     beside_answer: list[Any] = []   # records attached to the answer node or one step beyond it
     if with_nodes:
         # each candidate's node facts (see _WITH_NODES), in node_facts_sql's order for it
@@ -411,7 +422,7 @@ def rank_facts(conn: Executor, q: Question, qvec: np.ndarray, recall: RecallStep
     idf_of = idf.__getitem__
     baseline = bool(cfg.top_k)
     for (mid, text, origin, kind, module, source, occurred, confirmed, expires, valid_to, importance,
-         sim, correctors, sender, current_version, next_to, _node_facts) in rows:
+         sim, correctors, sender, current_version, next_to, _node_facts, _link_names) in rows:
         if next_to:
             beside[mid] = tuple(next_to)
         if sender:  # the sender is a visible entity: this fact links it
@@ -494,6 +505,20 @@ def _coded(paths: PathStep, node_weight: dict[int, float], q: Question) -> list[
         if nodes >= _CODED_NODES:
             break
     return out
+
+
+def _with_link_names(row: Any) -> Any:
+    """A candidate row whose record text gives some link targets by kind and key alone,
+    with their names added as its writer adds a name it may carry ("contact → person E-9
+    (Zorbey Gizlitan)"): the names this asker may read (the statement's last column)."""
+    names = row[-1]
+    if not names:
+        return row
+    text = row[1]
+    for target, name in names:
+        part = f" → {target}"
+        text = re.sub(re.escape(part) + r"(?= \| |$)", f"{part} ({name})".replace("\\", "\\\\"), text)
+    return (row[0], text, *row[2:])
 
 
 _FACT_FIELDS = tuple(f.name for f in dataclasses.fields(Fact))

@@ -37,7 +37,7 @@ SELECT (SELECT count(*) + 1 FROM visible_memories m WHERE m.workspace_id = %(ws)
   FROM me"""
 
 ENTITIES_SQL = """
-SELECT e.entity_id, e.kind, e.key, e.name FROM memory_entities me
+SELECT e.entity_id, e.kind, e.key, e.name FROM visible_memory_entities me
   JOIN visible_entities e USING (workspace_id, entity_id)
  WHERE me.workspace_id = %(ws)s AND me.memory_id = %(id)s"""
 
